@@ -1,0 +1,133 @@
+package fence_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hopper-queue/hopper/fence"
+)
+
+func TestHolds(t *testing.T) {
+	row := fence.Row{EntryID: "1-0", Consumer: "w1", IdleMS: 5, DeliveryCount: 2}
+	cases := []struct {
+		name  string
+		found bool
+		want  fence.Expect
+		holds bool
+	}{
+		{"owner and count match", true, fence.Expect{Owner: "w1", DeliveryCount: 2}, true},
+		{"owner only", true, fence.Expect{Owner: "w1"}, true},
+		{"entry not pending", false, fence.Expect{Owner: "w1", DeliveryCount: 2}, false},
+		{"other owner", true, fence.Expect{Owner: "w2", DeliveryCount: 2}, false},
+		{"other delivery count", true, fence.Expect{Owner: "w1", DeliveryCount: 1}, false},
+		{"other owner, any count", true, fence.Expect{Owner: "w2"}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := fence.Holds(row, c.found, c.want); got != c.holds {
+				t.Fatalf("got %v, want %v", got, c.holds)
+			}
+		})
+	}
+}
+
+func TestClaimable(t *testing.T) {
+	rows := func(idle ...int64) []fence.Row {
+		out := make([]fence.Row, len(idle))
+		for i, ms := range idle {
+			out[i] = fence.Row{EntryID: fmt.Sprintf("%d-0", i+1), IdleMS: ms}
+		}
+		return out
+	}
+	all := func(fence.Row) bool { return true }
+	cases := []struct {
+		name    string
+		window  []fence.Row
+		timeout int64
+		exists  func(fence.Row) bool
+		want    int
+	}{
+		{"empty", nil, 100, all, -1},
+		{"first idle", rows(150, 200), 100, all, 0},
+		{"skips fresh", rows(5, 150), 100, all, 1},
+		{"exactly the timeout is idle", rows(100), 100, all, 0},
+		{"none idle", rows(5, 6), 100, all, -1},
+		{"zero timeout takes the first", rows(0, 0), 0, all, 0},
+		{"deleted entries skipped", rows(500, 500), 100, func(r fence.Row) bool { return r.EntryID != "1-0" }, 1},
+		{"only the scan window", rows(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 500), 100, all, -1},
+		{"last in the window", rows(1, 1, 1, 1, 1, 1, 1, 1, 1, 500), 100, all, 9},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := fence.Claimable(c.window, c.timeout, c.exists); got != c.want {
+				t.Fatalf("got %d, want %d", got, c.want)
+			}
+		})
+	}
+}
+
+func TestSlot(t *testing.T) {
+	// Reference values from the Redis Cluster specification's CRC16 test
+	// vector and CLUSTER KEYSLOT.
+	cases := map[string]int{
+		"123456789":         12739,
+		"foo":               12182,
+		"{user1000}.a":      fence.Slot("user1000"),
+		"a{}b":              fence.Slot("a{}b"),
+		"hopper:{b1}:units": fence.Slot("b1"),
+	}
+	for key, want := range cases {
+		if got := fence.Slot(key); got != want {
+			t.Errorf("Slot(%q): got %d, want %d", key, got, want)
+		}
+	}
+}
+
+func TestSlotPrefixKeepsTheSlot(t *testing.T) {
+	keys := []string{
+		"hopper:{b1}:units",
+		"hopper:{build-{7}}:units",
+		"plain-units",
+		"units",
+		"no}tag{here",
+		"a{}b:units",
+		"{units",
+		"x{u}units",
+	}
+	for _, key := range keys {
+		prefix := fence.SlotPrefix(key)
+		for _, derived := range []string{
+			fence.EntryKey(prefix, "units:priority", "1700000000000-3"),
+			fence.WorkerKey(prefix, "ci-{evil}-7"),
+			fence.TailKey(prefix),
+		} {
+			if got, want := fence.Slot(derived), fence.Slot(key); got != want {
+				t.Errorf("key %q: derived %q in slot %d, want %d", key, derived, got, want)
+			}
+		}
+	}
+	if got, want := fence.SlotPrefix("hopper:{b1}:units"), "hopper:{b1}:"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestTagForSlotCoversEverySlot(t *testing.T) {
+	for s := 0; s < fence.SlotCount; s++ {
+		tag := fence.TagForSlot(s)
+		if got := fence.Slot(tag); got != s {
+			t.Fatalf("tag %q for slot %d hashes to %d", tag, s, got)
+		}
+	}
+}
+
+func FuzzSlotPrefix(f *testing.F) {
+	for _, seed := range []string{"hopper:{b}:units", "units", "{", "}{", "{a}", "a{b}c{d}units"} {
+		f.Add(seed, "w{1}")
+	}
+	f.Fuzz(func(t *testing.T, key, worker string) {
+		prefix := fence.SlotPrefix(key)
+		if got, want := fence.Slot(fence.WorkerKey(prefix, worker)), fence.Slot(key); got != want {
+			t.Fatalf("key %q worker %q: slot %d, want %d", key, worker, got, want)
+		}
+	})
+}

@@ -1,0 +1,446 @@
+package integration
+
+import (
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/hopper-queue/hopper/queue"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const ttl = "600000"
+
+func dc(n int64) string { return strconv.FormatInt(n, 10) }
+
+func TestDeliveryAccounting(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"./spec/a_spec.rb", "b"}, nil)
+	x, ok := e.reserve("w1")
+	require.True(t, ok)
+
+	reply := e.transition("delivery_accounting", "w1", ttl, string(x.stream), x.id, x.unit)
+	assert.Equal(t, []any{"OK", int64(1), int64(0), int64(0)}, reply)
+
+	evs := e.events()
+	require.Len(t, evs, 1)
+	assert.Equal(t, []string{"type", "unit_id", "worker_id", "retry_index", "reclaim_count", "ownership_generation", "at_ms", "stream", "entry_id", "delivery_count"}, keyOrder(t, e.rawEvents()[0]))
+	ev := evs[0]
+	assert.Equal(t, "delivered", ev["type"])
+	assert.Equal(t, "./spec/a_spec.rb", ev["unit_id"])
+	assert.Equal(t, "w1", ev["worker_id"])
+	assert.EqualValues(t, 1, ev["ownership_generation"])
+	assert.Equal(t, "units", ev["stream"])
+	assert.Equal(t, x.id, ev["entry_id"])
+	assert.EqualValues(t, 1, ev["delivery_count"])
+	assert.Greater(t, ev["at_ms"].(float64), float64(1.7e12))
+
+	w := e.worker("w1")
+	assert.Equal(t, "./spec/a_spec.rb", w["current_unit"])
+	assert.EqualValues(t, 0, w["processed"])
+	assert.Equal(t, ev["at_ms"], w["last_seen"])
+	e.requireTTLs()
+
+	// Accounting changes no ownership: the entry is still w1's, once delivered.
+	assert.Equal(t, []pendingRow{{x.id, "w1", 1}}, e.pending(e.keys.Units))
+}
+
+func TestStaleCauses(t *testing.T) {
+	// Every fenced mode refuses, with STALE and no write, an entry that is
+	// not pending, owned by someone else, or at another delivery count.
+	modes := map[string]func(x entry, worker string, count int64) []string{
+		"heartbeat": func(x entry, w string, n int64) []string {
+			return []string{"heartbeat", w, ttl, string(x.stream), x.id, dc(n), x.unit}
+		},
+		"finalize": func(x entry, w string, n int64) []string {
+			return []string{"finalize", w, ttl, string(x.stream), x.id, dc(n), x.unit, "passed", "12", "", ""}
+		},
+		"requeue": func(x entry, w string, n int64) []string {
+			return []string{"requeue", w, ttl, string(x.stream), x.id, dc(n), x.unit, "file", "2", "1", "5", "boom", ""}
+		},
+		"abandoned": func(x entry, w string, n int64) []string {
+			return []string{"abandoned", w, ttl, string(x.stream), x.id, dc(n), x.unit, "900"}
+		},
+	}
+	for mode, argv := range modes {
+		t.Run(mode, func(t *testing.T) {
+			e := newEnv(t)
+			e.publish([]string{"u1", "u2"}, map[string]string{"max_requeues": "2", "requeue_tolerance": "1"})
+			x, _ := e.reserve("w1")
+			e.transition("delivery_accounting", "w1", ttl, string(x.stream), x.id, x.unit)
+			undelivered := entry{stream: queue.StreamUnits, id: "9999999999999-0", unit: "u2"}
+			cases := map[string][]string{
+				"other owner":          argv(x, "w2", 1),
+				"other delivery count": argv(x, "w1", 2),
+				"entry not pending":    argv(undelivered, "w1", 1),
+			}
+			for name, a := range cases {
+				e.requireNoChange(func() {
+					assert.Equal(t, []any{"STALE"}, e.transition(a...), name)
+				})
+			}
+			// Typed API: the same refusal is ErrStale.
+			r := queue.Reservation{WorkerID: "w2", Stream: x.stream, EntryID: x.id, UnitID: x.unit, UnitType: "file", DeliveryCount: 1}
+			require.ErrorIs(t, e.build.Heartbeat(e.ctx, r), queue.ErrStale)
+			require.ErrorIs(t, e.build.Finalize(e.ctx, r, queue.Result{Outcome: "passed"}), queue.ErrStale)
+			// And the owner at the right count is still accepted.
+			reply := e.transition(argv(x, "w1", 1)...)
+			assert.NotEqual(t, "STALE", reply[0])
+		})
+	}
+}
+
+func TestCorruptCauses(t *testing.T) {
+	t.Run("meta missing", func(t *testing.T) {
+		e := newEnv(t)
+		e.publish([]string{"u1"}, nil)
+		x, _ := e.reserve("w1")
+		require.NoError(t, e.do("DEL", e.keys.Meta).Error())
+		for _, argv := range [][]string{
+			{"delivery_accounting", "w1", ttl, string(x.stream), x.id, x.unit},
+			{"heartbeat", "w1", ttl, string(x.stream), x.id, "1", x.unit},
+			{"finalize", "w1", ttl, string(x.stream), x.id, "1", x.unit, "passed", "1"},
+			{"requeue", "w1", ttl, string(x.stream), x.id, "1", x.unit, "file", "1", "1", "1"},
+			{"abandoned", "w1", ttl, string(x.stream), x.id, "1", x.unit, "1"},
+			{"reclaim", "w1", ttl, "0", "3"},
+			{"liveness", "w1", ttl, ""},
+			// Checked before the fence: a stranger's call is CORRUPT too.
+			{"finalize", "nobody", ttl, string(x.stream), x.id, "7", x.unit, "passed", "1"},
+		} {
+			e.requireNoChange(func() {
+				assert.Equal(t, []any{"CORRUPT"}, e.transition(argv...), "%v", argv)
+			})
+		}
+		// Prebuilt events need no meta: a worker must be able to report that.
+		assert.Equal(t, []any{"OK"}, e.transition("worker_error", "w1", ttl, `{"type":"worker_error","worker_id":"w1"}`))
+		_, err := e.admin.Do(e.ctx, e.admin.B().Exists().Key(e.keys.Meta).Build()).AsInt64()
+		require.NoError(t, err)
+		n, _ := e.do("EXISTS", e.keys.Meta).AsInt64()
+		assert.Zero(t, n, "meta was re-created")
+	})
+	t.Run("unit state missing", func(t *testing.T) {
+		e := newEnv(t)
+		e.publish([]string{"u1"}, nil)
+		x, _ := e.reserve("w1")
+		require.NoError(t, e.do("HDEL", e.keys.UnitState, "u1").Error())
+		for _, argv := range [][]string{
+			{"delivery_accounting", "w1", ttl, string(x.stream), x.id, x.unit},
+			{"finalize", "w1", ttl, string(x.stream), x.id, "1", x.unit, "passed", "1"},
+			{"requeue", "w1", ttl, string(x.stream), x.id, "1", x.unit, "file", "1", "1", "1"},
+			{"abandoned", "w1", ttl, string(x.stream), x.id, "1", x.unit, "1"},
+			{"reclaim", "w2", ttl, "0", "3"}, // refused before ownership moves
+		} {
+			e.requireNoChange(func() {
+				assert.Equal(t, []any{"CORRUPT"}, e.transition(argv...), "%v", argv)
+			})
+		}
+		// The fence comes first: a stale caller hears STALE, not CORRUPT.
+		assert.Equal(t, []any{"STALE"}, e.transition("finalize", "w2", ttl, string(x.stream), x.id, "1", x.unit, "passed", "1"))
+		_, err := e.build.Finalize(e.ctx, queue.Reservation{WorkerID: "w1", Stream: x.stream, EntryID: x.id, UnitID: x.unit, DeliveryCount: 1}, queue.Result{Outcome: "passed"}), error(nil)
+		_ = err
+	})
+}
+
+func TestHeartbeat(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1"}, nil)
+	r := e.reservation("w1")
+	time.Sleep(30 * time.Millisecond)
+	reply := e.transition("heartbeat", "w1", ttl, string(r.Stream), r.EntryID, "1", r.UnitID)
+	assert.Equal(t, []any{"OK"}, reply)
+	// Idle time starts over, the delivery count stays.
+	msgs, err := e.do("XPENDING", e.keys.Units, queue.Group, "-", "+", "1").ToArray()
+	require.NoError(t, err)
+	row, _ := msgs[0].ToArray()
+	idle, _ := row[2].AsInt64()
+	count, _ := row[3].AsInt64()
+	assert.Less(t, idle, int64(30))
+	assert.EqualValues(t, 1, count)
+	assert.Len(t, e.events(), 1, "a heartbeat appends no event")
+	assert.Equal(t, "u1", e.worker("w1")["current_unit"])
+	e.requireTTLs()
+}
+
+func TestFinalize(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1", "u2"}, nil)
+	r := e.reservation("w1")
+	errs := `[{"example_id":"./a_spec.rb[1:1]","description":"a <b> & c","class":"RSpec::Expectations::ExpectationNotMetError","message":"expected 1","backtrace":["x.rb:1"]}]`
+	reply := e.transition("finalize", "w1", ttl, string(r.Stream), r.EntryID, "1", r.UnitID, "failed", "1250", "test_failure", errs)
+	assert.Equal(t, []any{"OK"}, reply)
+
+	assert.Empty(t, e.pending(e.keys.Units))
+	assert.Equal(t, "1", e.hash(e.keys.Meta)["finalized_count"])
+	w := e.worker("w1")
+	assert.Nil(t, w["current_unit"])
+	assert.EqualValues(t, 1, w["processed"])
+	raw := e.rawEvents()[1]
+	assert.Equal(t, []string{"type", "unit_id", "worker_id", "retry_index", "reclaim_count", "ownership_generation", "at_ms", "outcome", "duration_ms", "reason", "errors", "stream", "entry_id"}, keyOrder(t, raw))
+	assert.Contains(t, raw, `"description":"a <b> & c"`, "no HTML escaping")
+	ev := e.events()[1]
+	assert.Equal(t, "failed", ev["outcome"])
+	assert.EqualValues(t, 1250, ev["duration_ms"])
+	assert.Equal(t, "test_failure", ev["reason"])
+	require.IsType(t, []any{}, ev["errors"], "errors embedded as JSON, not a string")
+
+	// A second finalize of the same reservation is refused: exactly once.
+	assert.Equal(t, []any{"STALE"}, e.transition("finalize", "w1", ttl, string(r.Stream), r.EntryID, "1", r.UnitID, "passed", "1"))
+	assert.Equal(t, "1", e.hash(e.keys.Meta)["finalized_count"])
+
+	// Passed, with no reason and no errors: both null.
+	r2 := e.reservation("w1")
+	require.NoError(t, e.build.Finalize(e.ctx, r2, queue.Result{Outcome: "passed", DurationMS: 3}))
+	ev = e.events()[3]
+	assert.Nil(t, ev["reason"])
+	assert.Nil(t, ev["errors"])
+	assert.Contains(t, ev, "reason")
+	assert.EqualValues(t, 2, e.worker("w1")["processed"])
+	e.requireTTLs()
+}
+
+func TestFinalizeRefusesBadInput(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1"}, nil)
+	r := e.reservation("w1")
+	e.requireNoChange(func() {
+		_, err := queue.Transition(e.ctx, e.client, e.scriptKeys(), []string{"finalize", "w1", ttl, string(r.Stream), r.EntryID, "1", r.UnitID, "failed", "1", "test_failure", `[{"unclosed"`})
+		require.ErrorIs(t, err, queue.ErrInvalidArgument)
+		assert.Contains(t, err.Error(), "JSON")
+		_, err = queue.Transition(e.ctx, e.client, e.scriptKeys(), []string{"finalize", "w1", ttl, "units:other", r.EntryID, "1", r.UnitID, "passed", "1"})
+		require.ErrorIs(t, err, queue.ErrInvalidArgument)
+		assert.Contains(t, err.Error(), "units:other")
+		_, err = queue.Transition(e.ctx, e.client, e.scriptKeys(), []string{"finalize", "w1", ttl, string(r.Stream), r.EntryID, "one", r.UnitID, "passed", "1"})
+		require.ErrorIs(t, err, queue.ErrInvalidArgument)
+		_, err = queue.Transition(e.ctx, e.client, e.scriptKeys(), []string{"finalize", "w1", ttl, string(r.Stream), r.EntryID, "1"})
+		require.ErrorIs(t, err, queue.ErrInvalidArgument)
+		_, err = queue.Transition(e.ctx, e.client, e.scriptKeys(), []string{"finalize", "w1", "0", string(r.Stream), r.EntryID, "1", r.UnitID, "passed", "1"})
+		require.ErrorIs(t, err, queue.ErrInvalidArgument)
+		_, err = queue.Transition(e.ctx, e.client, e.scriptKeys(), []string{"teleport", "w1", ttl})
+		require.EqualError(t, err, "ERR unknown transition mode teleport")
+		require.ErrorIs(t, err, queue.ErrInvalidArgument)
+		err = e.build.Finalize(e.ctx, r, queue.Result{Outcome: "passed", DurationMS: -1})
+		require.ErrorIs(t, err, queue.ErrInvalidArgument)
+	})
+}
+
+func TestRequeue(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1", "u2"}, map[string]string{"max_requeues": "1", "requeue_tolerance": "1"})
+	r := e.reservation("w1")
+	reply := e.transition("requeue", "w1", ttl, string(r.Stream), r.EntryID, "1", r.UnitID, "file", "0", "0", "40", "1 failure", `[{"class":"E"}]`)
+	// Meta's frozen budgets win over the caller's zeros.
+	assert.Equal(t, []any{"REQUEUED", int64(1)}, reply)
+
+	assert.Empty(t, e.pending(e.keys.Units))
+	prio, err := e.do("XRANGE", e.keys.Priority, "-", "+").AsXRange()
+	require.NoError(t, err)
+	require.Len(t, prio, 1)
+	assert.Equal(t, map[string]string{"id": "u1", "type": "file"}, prio[0].FieldValues)
+	assert.Equal(t, `{"retry_index":1,"reclaim_count":0,"entered_retry":true}`, e.unitState("u1"))
+	meta := e.hash(e.keys.Meta)
+	assert.Equal(t, "1", meta["requeued_units_count"])
+	assert.Equal(t, "0", meta["finalized_count"])
+	raw := e.rawEvents()[1]
+	assert.Equal(t, []string{"type", "unit_id", "worker_id", "retry_index", "reclaim_count", "ownership_generation", "at_ms", "previous_retry_index", "duration_ms", "failure_summary", "errors", "stream", "entry_id", "new_entry_id"}, keyOrder(t, raw))
+	ev := e.events()[1]
+	assert.Equal(t, "requeued", ev["type"])
+	assert.Equal(t, prio[0].ID, ev["new_entry_id"], "the event names the new priority entry")
+	assert.EqualValues(t, 1, ev["retry_index"])
+	assert.EqualValues(t, 0, ev["previous_retry_index"])
+	assert.EqualValues(t, 2, ev["ownership_generation"])
+	assert.EqualValues(t, 1, e.worker("w1")["processed"])
+
+	// Requeued work is served first; its second failure is over the cap.
+	r2 := e.reservation("w2")
+	assert.Equal(t, queue.StreamPriority, r2.Stream)
+	assert.Equal(t, "u1", r2.UnitID)
+	assert.EqualValues(t, 1, r2.RetryIndex)
+	reply = e.transition("requeue", "w2", ttl, string(r2.Stream), r2.EntryID, "1", r2.UnitID, "file", "5", "1", "41", "again", "")
+	assert.Equal(t, []any{"FINALIZED", int64(1)}, reply)
+	raw = e.rawEvents()[3]
+	assert.Equal(t, []string{"type", "unit_id", "worker_id", "retry_index", "reclaim_count", "ownership_generation", "at_ms", "outcome", "duration_ms", "reason", "errors", "stream", "entry_id", "failure_summary"}, keyOrder(t, raw))
+	ev = e.events()[3]
+	assert.Equal(t, "finalized", ev["type"])
+	assert.Equal(t, "failed", ev["outcome"])
+	assert.Equal(t, "retry_budget_exhausted", ev["reason"])
+	assert.Equal(t, "again", ev["failure_summary"])
+	assert.Equal(t, "units:priority", ev["stream"])
+	assert.Equal(t, "1", e.hash(e.keys.Meta)["finalized_count"])
+	assert.Empty(t, e.pending(e.keys.Priority))
+	e.requireTTLs()
+}
+
+func TestRequeueTolerance(t *testing.T) {
+	// 4 units, tolerance 0.5: two units may enter retry, a third may not,
+	// while a unit already in retry is not stopped by the tolerance.
+	e := newEnv(t)
+	e.publish([]string{"u1", "u2", "u3", "u4"}, map[string]string{"max_requeues": "3", "requeue_tolerance": "0.5"})
+	requeue := func(r queue.Reservation) []any {
+		return e.transition("requeue", r.WorkerID, ttl, string(r.Stream), r.EntryID, dc(r.DeliveryCount), r.UnitID, "file", "3", "0.5", "1", "", "")
+	}
+	a, b, c := e.reservation("w1"), e.reservation("w1"), e.reservation("w1")
+	assert.Equal(t, []any{"REQUEUED", int64(1)}, requeue(a))
+	assert.Equal(t, []any{"REQUEUED", int64(1)}, requeue(b))
+	assert.Equal(t, []any{"FINALIZED", int64(0)}, requeue(c))
+	assert.Equal(t, "2", e.hash(e.keys.Meta)["requeued_units_count"])
+	again := e.reservation("w1")
+	assert.Equal(t, queue.StreamPriority, again.Stream)
+	assert.Equal(t, []any{"REQUEUED", int64(2)}, requeue(again))
+	assert.Equal(t, "2", e.hash(e.keys.Meta)["requeued_units_count"], "a unit is counted once")
+}
+
+func TestRequeueCapZero(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1"}, map[string]string{"max_requeues": "0", "requeue_tolerance": "1"})
+	r := e.reservation("w1")
+	q, err := e.build.Requeue(e.ctx, r, queue.Result{DurationMS: 5, FailureSummary: "x"}, queue.Budgets{MaxRequeues: 9, RequeueTolerance: 1})
+	require.NoError(t, err)
+	assert.Equal(t, queue.Requeued{Requeued: false, RetryIndex: 0}, q)
+	assert.Equal(t, "1", e.hash(e.keys.Meta)["finalized_count"])
+}
+
+func TestAbandoned(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1"}, nil)
+	r := e.reservation("w1")
+	assert.Equal(t, []any{"OK"}, e.transition("abandoned", "w1", ttl, string(r.Stream), r.EntryID, "1", r.UnitID, "900123"))
+	raw := e.rawEvents()[1]
+	assert.Equal(t, []string{"type", "unit_id", "worker_id", "retry_index", "reclaim_count", "ownership_generation", "at_ms", "elapsed_ms", "stream", "entry_id"}, keyOrder(t, raw))
+	assert.EqualValues(t, 900123, e.events()[1]["elapsed_ms"])
+	assert.Equal(t, "u1", e.worker("w1")["current_unit"], "abandon leaves the current unit")
+	assert.Equal(t, []pendingRow{{r.EntryID, "w1", 1}}, e.pending(e.keys.Units), "the entry stays with its owner")
+}
+
+func TestLiveness(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1"}, nil)
+	assert.Equal(t, []any{"OK"}, e.transition("liveness", "w9", ttl, ""))
+	w := e.worker("w9")
+	assert.Nil(t, w["current_unit"])
+	assert.EqualValues(t, 0, w["processed"])
+	assert.Equal(t, []any{"OK"}, e.transition("liveness", "w9", ttl, "u1"))
+	assert.Equal(t, "u1", e.worker("w9")["current_unit"])
+	assert.Empty(t, e.events(), "liveness appends no event")
+	e.requireTTLs()
+}
+
+func TestPrebuiltEvents(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1"}, nil)
+	stale := `{"type":"stale_rejected","unit_id":"u1","worker_id":"w1","retry_index":0,"reclaim_count":1,"ownership_generation":2,"operation":"finalize","stream":"units","entry_id":"1-0","delivery_count":1}`
+	assert.Equal(t, []any{"OK"}, e.transition("stale_rejected", "w1", ttl, stale))
+	assert.Equal(t, []any{"OK"}, e.transition("worker_error", "w1", ttl, "{}"))
+	raw := e.rawEvents()
+	require.Len(t, raw, 2)
+	assert.Regexp(t, `^`+regexpQuote(stale[:len(stale)-1])+`,"at_ms":\d{13}}$`, raw[0], "the caller's bytes kept, at_ms appended")
+	assert.Regexp(t, `^{"at_ms":\d{13}}$`, raw[1])
+	e.requireNoChange(func() {
+		for _, bad := range []string{`[1,2]`, `{"a":`, `"x"`, ``} {
+			_, err := queue.Transition(e.ctx, e.client, e.scriptKeys(), []string{"worker_error", "w1", ttl, bad})
+			require.ErrorIs(t, err, queue.ErrInvalidArgument, "payload %q", bad)
+		}
+	})
+}
+
+func TestReclaim(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1", "u2"}, map[string]string{"max_reclaims": "1"})
+	r := e.reservation("w1")
+	e.reservation("w1") // u2, fresh: not idle
+
+	assert.Equal(t, []any{"NONE"}, e.transition("reclaim", "w2", ttl, "60000", "3"), "nothing idle for a minute")
+	time.Sleep(40 * time.Millisecond)
+	reply := e.transition("reclaim", "w2", ttl, "20", "3")
+	assert.Equal(t, []any{"OK", "units", r.EntryID, "u1", "file", int64(2), int64(0), int64(1)}, reply)
+	assert.Equal(t, `{"retry_index":0,"reclaim_count":1,"entered_retry":false}`, e.unitState("u1"))
+	rows := e.pending(e.keys.Units)
+	assert.Equal(t, pendingRow{r.EntryID, "w2", 2}, rows[0])
+	raw := e.rawEvents()[2]
+	assert.Equal(t, []string{"type", "unit_id", "worker_id", "retry_index", "reclaim_count", "ownership_generation", "at_ms", "previous_worker_id", "stream", "entry_id", "delivery_count"}, keyOrder(t, raw))
+	ev := e.events()[2]
+	assert.Equal(t, "reclaimed", ev["type"])
+	assert.Equal(t, "w1", ev["previous_worker_id"])
+	assert.EqualValues(t, 2, ev["ownership_generation"])
+	assert.Equal(t, "u1", e.worker("w2")["current_unit"])
+
+	// The old owner is fenced out of every transition.
+	for _, argv := range [][]string{
+		{"heartbeat", "w1", ttl, "units", r.EntryID, "1", "u1"},
+		{"finalize", "w1", ttl, "units", r.EntryID, "1", "u1", "passed", "1"},
+		{"requeue", "w1", ttl, "units", r.EntryID, "1", "u1", "file", "1", "1", "1"},
+		{"abandoned", "w1", ttl, "units", r.EntryID, "1", "u1", "1"},
+	} {
+		assert.Equal(t, []any{"STALE"}, e.transition(argv...), "%v", argv)
+	}
+
+	// Over the reclaim budget (meta: 1, caller: 3), the unit is finalized.
+	time.Sleep(40 * time.Millisecond)
+	reply = e.transition("reclaim", "w3", ttl, "20", "3")
+	assert.Equal(t, []any{"FINALIZED", "u1"}, reply)
+	raw = e.rawEvents()[3]
+	assert.Equal(t, []string{"type", "unit_id", "worker_id", "retry_index", "reclaim_count", "ownership_generation", "at_ms", "outcome", "duration_ms", "reason", "errors", "stream", "entry_id", "previous_worker_id", "delivery_count"}, keyOrder(t, raw))
+	ev = e.events()[3]
+	assert.Equal(t, "reclaim_budget_exhausted", ev["reason"])
+	assert.Equal(t, "w2", ev["previous_worker_id"])
+	assert.EqualValues(t, 3, ev["delivery_count"])
+	assert.EqualValues(t, 1, ev["reclaim_count"], "an exhausted reclaim does not count")
+	assert.Equal(t, "1", e.hash(e.keys.Meta)["finalized_count"])
+	w3 := e.worker("w3")
+	assert.Nil(t, w3["current_unit"])
+	assert.EqualValues(t, 0, w3["processed"])
+	// u1 is settled; u2 is now the only idle entry.
+	assert.Len(t, e.pending(e.keys.Units), 1)
+	e.requireTTLs()
+}
+
+func TestReclaimPriorityFirst(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1", "u2"}, map[string]string{"max_requeues": "2", "requeue_tolerance": "1"})
+	plain := e.reservation("w1")
+	r := e.reservation("w1")
+	_, err := e.build.Requeue(e.ctx, r, queue.Result{DurationMS: 1}, queue.Budgets{})
+	require.NoError(t, err)
+	prio := e.reservation("w1")
+	require.Equal(t, queue.StreamPriority, prio.Stream)
+	time.Sleep(30 * time.Millisecond)
+	rc, err := e.build.Reclaim(e.ctx, "w2", 10*time.Millisecond, 3)
+	require.NoError(t, err)
+	assert.Equal(t, queue.ReclaimTaken, rc.Status)
+	assert.Equal(t, queue.StreamPriority, rc.Reservation.Stream, "requeued work is reclaimed first")
+	rc, err = e.build.Reclaim(e.ctx, "w2", 10*time.Millisecond, 3)
+	require.NoError(t, err)
+	assert.Equal(t, plain.EntryID, rc.Reservation.EntryID)
+	rc, err = e.build.Reclaim(e.ctx, "w2", 10*time.Millisecond, 3)
+	require.NoError(t, err)
+	assert.Equal(t, queue.ReclaimNone, rc.Status)
+}
+
+func TestReclaimDeletedEntry(t *testing.T) {
+	// An entry deleted from the stream while pending is dropped from the
+	// pending list, as XAUTOCLAIM drops it, and the next idle one is taken.
+	e := newEnv(t)
+	e.publish([]string{"u1", "u2"}, nil)
+	gone := e.reservation("w1")
+	next := e.reservation("w1")
+	require.NoError(t, e.do("XDEL", e.keys.Units, gone.EntryID).Error())
+	time.Sleep(30 * time.Millisecond)
+	rc, err := e.build.Reclaim(e.ctx, "w2", 10*time.Millisecond, 3)
+	require.NoError(t, err)
+	assert.Equal(t, queue.ReclaimTaken, rc.Status)
+	assert.Equal(t, next.EntryID, rc.Reservation.EntryID)
+	assert.Empty(t, rc.PreviousWorkerID, "not the first idle candidate: previous owner unknown, as in the reference")
+	assert.Equal(t, []pendingRow{{next.EntryID, "w2", 2}}, e.pending(e.keys.Units))
+}
+
+func TestTypedErrorsAreSentinels(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.build.Reclaim(e.ctx, "", time.Second, 1)
+	require.ErrorIs(t, err, queue.ErrInvalidArgument)
+	_, err = e.build.Reclaim(e.ctx, "w", -time.Second, 1)
+	require.ErrorIs(t, err, queue.ErrInvalidArgument)
+	err = e.build.Liveness(e.ctx, "w\xff", "")
+	require.ErrorIs(t, err, queue.ErrInvalidArgument)
+	assert.False(t, errors.Is(err, queue.ErrStale))
+}

@@ -1,0 +1,41 @@
+package queue
+
+import (
+	"context"
+	"math"
+
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/fence"
+	"github.com/redis/rueidis"
+)
+
+// Abandon records that r's unit has run past the build's max unit duration
+// (elapsedMS so far). The worker then stops renewing its hold, so another
+// worker may reclaim the unit once it has been idle for the reclaim timeout.
+// The entry itself is left as it is. ErrStale: the hold was already lost.
+func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	if math.IsNaN(elapsedMS) || math.IsInf(elapsedMS, 0) || elapsedMS < 0 {
+		return errInvalid("elapsed %v ms is not a non-negative number", elapsedMS)
+	}
+	return b.commit(ctx, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+		h, err := b.readHeld(ctx, c, r, nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.settled(r, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount}); err != nil {
+			return nil, err
+		}
+		ev, err := events.Abandoned{Head: head(r, h), ElapsedMS: elapsedMS, Stream: string(r.Stream), EntryID: r.EntryID}.Encode()
+		if err != nil {
+			return nil, err
+		}
+		cmds := rueidis.Commands{
+			b.appendEvent(c, ev),
+			b.touchWorker(c, r.WorkerID, h.worker, h.now, keepCurrent, 0),
+		}
+		return b.renew(c, cmds), nil
+	})
+}

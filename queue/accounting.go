@@ -1,0 +1,79 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/fence"
+	"github.com/redis/rueidis"
+)
+
+// Delivery is what accounting for a fresh delivery learns: the entry's
+// delivery count and the unit's budget counters, which complete the
+// worker's Reservation.
+type Delivery struct {
+	DeliveryCount int64
+	RetryIndex    int64
+	ReclaimCount  int64
+}
+
+// AccountDelivery records that worker read entryID of stream (with a plain
+// XREADGROUP) for unitID: a delivered event, the worker's current unit, and
+// renewed TTLs. It is fenced by owner only, and returns the delivery count
+// that fences everything after it. ErrStale means someone reclaimed the entry
+// between the read and this call: the worker took nothing and nothing was
+// recorded. ErrCorrupt means meta or the unit's state is missing.
+func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Stream, entryID, unitID string) (Delivery, error) {
+	r := Reservation{WorkerID: worker, Stream: stream, EntryID: entryID, UnitID: unitID, DeliveryCount: 1}
+	if err := r.check(); err != nil {
+		return Delivery{}, err
+	}
+	var d Delivery
+	err := b.commit(ctx, b.keys.workerGuard(worker), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+		h, err := b.readHeld(ctx, c, r, nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.settled(r, fence.Expect{Owner: worker}); err != nil {
+			return nil, err
+		}
+		ev, err := events.Delivered{
+			Head:   head(r, h),
+			Stream: string(stream), EntryID: entryID, DeliveryCount: h.row.DeliveryCount,
+		}.Encode()
+		if err != nil {
+			return nil, err
+		}
+		d = Delivery{DeliveryCount: h.row.DeliveryCount, RetryIndex: h.state.RetryIndex, ReclaimCount: h.state.ReclaimCount}
+		cmds := rueidis.Commands{
+			b.appendEvent(c, ev),
+			b.touchWorker(c, worker, h.worker, h.now, setCurrent(unitID), 0),
+		}
+		return b.renew(c, cmds), nil
+	})
+	return d, err
+}
+
+// settled applies the checks every fenced transition makes, in the
+// reference's order: meta present, the fence, the unit's state present.
+func (h held) settled(r Reservation, want fence.Expect) error {
+	switch {
+	case !h.metaExists:
+		return fmt.Errorf("%w: meta is missing (unit %q)", ErrCorrupt, r.UnitID)
+	case !fence.Holds(h.row, h.pending, want):
+		return fmt.Errorf("%w: %s %s is not held by %q at delivery %d", ErrStale, r.Stream, r.EntryID, want.Owner, want.DeliveryCount)
+	case !h.hasState:
+		return fmt.Errorf("%w: unit_state of %q is missing", ErrCorrupt, r.UnitID)
+	}
+	return nil
+}
+
+// head is the common head of a unit's event, with the unit's counters as read.
+func head(r Reservation, h held) events.Head {
+	return events.Head{
+		UnitID: r.UnitID, WorkerID: r.WorkerID,
+		RetryIndex: h.state.RetryIndex, ReclaimCount: h.state.ReclaimCount,
+		AtMS: h.now,
+	}
+}

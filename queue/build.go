@@ -1,0 +1,104 @@
+package queue
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Defaults of Options.
+const (
+	DefaultTTL          = 14400 * time.Second
+	DefaultMaxAttempts  = 100
+	DefaultBackoffFloor = 100 * time.Microsecond
+	DefaultBackoffCeil  = 20 * time.Millisecond
+	DefaultResolveWait  = 10 * time.Second
+)
+
+// Options tune a Build. The zero value means every default.
+type Options struct {
+	// TTL is the inactivity TTL every transition renews on the build's live
+	// keys and sets on its guard keys. Default DefaultTTL; whole milliseconds.
+	TTL time.Duration
+	// MaxAttempts bounds how often one transition retries after losing an
+	// optimistic race before it returns ErrContention. Default
+	// DefaultMaxAttempts.
+	MaxAttempts int
+	// BackoffFloor and BackoffCeil bound the jittered exponential wait
+	// between attempts. Defaults DefaultBackoffFloor and DefaultBackoffCeil.
+	BackoffFloor, BackoffCeil time.Duration
+	// ResolveWait bounds how long a transition whose commit reply was lost
+	// keeps trying to learn whether it was applied, even when the caller's
+	// context has ended. Default DefaultResolveWait.
+	ResolveWait time.Duration
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.TTL == 0 {
+		o.TTL = DefaultTTL
+	}
+	if o.TTL < time.Millisecond {
+		return o, fmt.Errorf("%w: TTL %v is below one millisecond", ErrInvalidArgument, o.TTL)
+	}
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = DefaultMaxAttempts
+	}
+	if o.MaxAttempts < 1 {
+		return o, fmt.Errorf("%w: MaxAttempts %d is below 1", ErrInvalidArgument, o.MaxAttempts)
+	}
+	if o.BackoffFloor == 0 {
+		o.BackoffFloor = DefaultBackoffFloor
+	}
+	if o.BackoffCeil == 0 {
+		o.BackoffCeil = DefaultBackoffCeil
+	}
+	if o.BackoffFloor < 0 || o.BackoffCeil < o.BackoffFloor {
+		return o, fmt.Errorf("%w: backoff %v..%v is not a range", ErrInvalidArgument, o.BackoffFloor, o.BackoffCeil)
+	}
+	if o.ResolveWait == 0 {
+		o.ResolveWait = DefaultResolveWait
+	}
+	if o.ResolveWait < 0 {
+		return o, fmt.Errorf("%w: ResolveWait %v is negative", ErrInvalidArgument, o.ResolveWait)
+	}
+	return o, nil
+}
+
+// Build is one build's queue in Redis: its keys, and the transitions on its
+// units. It is safe for concurrent use by many goroutines, which may act as
+// many workers. It does not own the client: the caller closes it.
+type Build struct {
+	client rueidis.Client
+	keys   Keys
+	opts   Options
+	ttlMS  int64
+}
+
+// Open returns the build buildID on client, under the key layout of
+// BuildKeys.
+func Open(client rueidis.Client, buildID string, opts Options) (*Build, error) {
+	if err := checkID("build id", buildID); err != nil {
+		return nil, err
+	}
+	return OpenKeys(client, BuildKeys(buildID), opts)
+}
+
+// OpenKeys returns the build whose keys are keys (see ScriptKeys for the
+// reference script's layout).
+func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
+	if client == nil {
+		return nil, fmt.Errorf("%w: nil client", ErrInvalidArgument)
+	}
+	if keys.prefix == "" {
+		return nil, fmt.Errorf("%w: keys not made by BuildKeys or ScriptKeys", ErrInvalidArgument)
+	}
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds()}, nil
+}
+
+// Keys returns the build's key names.
+func (b *Build) Keys() Keys { return b.keys }

@@ -1,0 +1,17 @@
+// Package queue is the one package of hopper that talks to Redis. It holds
+// the key layout of a build and every in-flight transition of a unit
+// (delivery accounting, reclaim, heartbeat, finalize, requeue, abandon,
+// liveness and the worker's prebuilt events), each one atomic as an
+// optimistic WATCH/MULTI/EXEC transaction run from Go: no script ever runs
+// on the server.
+//
+// Each transition reads what it decides on, asks the pure packages (fence
+// for ownership, budget for retries and reclaims, events for the log), and
+// writes the outcome in one MULTI that also renews the build's TTLs. Its
+// decision is guarded by small companion keys in the build's hash slot (see
+// package fence), never by the stream, meta or workers keys that every
+// transition writes: transitions on different units do not abort each other.
+//
+// Two ways in: the typed API on *Build, and Transition, which takes and
+// returns exactly what the reference script's callers pass and receive.
+package queue

@@ -1,0 +1,87 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/fence"
+	"github.com/redis/rueidis"
+)
+
+// Result is the outcome of one attempt at a unit, as a worker settles it.
+type Result struct {
+	// Outcome is "passed" or "failed" (any non-empty word is stored as given).
+	Outcome string
+	// DurationMS is how long the attempt ran, in milliseconds.
+	DurationMS float64
+	// Reason says why a failed unit failed (for a worker's own finalize:
+	// "test_failure"); empty is written as null.
+	Reason string
+	// FailureSummary is a one-line summary of a failure, used by Requeue.
+	FailureSummary string
+	// Errors is the attempt's error payload (see events.EncodeErrors), a JSON
+	// value embedded in the event; empty is written as null.
+	Errors json.RawMessage
+}
+
+func (res Result) check() error {
+	if math.IsNaN(res.DurationMS) || math.IsInf(res.DurationMS, 0) || res.DurationMS < 0 {
+		return errInvalid("duration %v ms is not a non-negative number", res.DurationMS)
+	}
+	if len(res.Errors) > 0 && !json.Valid(res.Errors) {
+		return errInvalid("errors payload is not valid JSON: %.80q", res.Errors)
+	}
+	return nil
+}
+
+// Finalize settles r for good with res: the entry is acknowledged, a
+// finalized event is appended, the build's finalized count grows by one and
+// the worker's processed count too. ErrStale means the reservation was lost
+// (reclaimed, or already settled): nothing was written, and the result must
+// be discarded.
+func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	if res.Outcome == "" {
+		return errInvalid("outcome of unit %q is empty", r.UnitID)
+	}
+	if err := res.check(); err != nil {
+		return err
+	}
+	return b.commit(ctx, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+		h, err := b.readHeld(ctx, c, r, nil)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.settled(r, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount}); err != nil {
+			return nil, err
+		}
+		ev, err := events.Finalized{
+			Head:    head(r, h),
+			Outcome: res.Outcome, DurationMS: res.DurationMS, Reason: res.Reason, Errors: res.Errors,
+			Stream: string(r.Stream), EntryID: r.EntryID,
+		}.Encode()
+		if err != nil {
+			return nil, err
+		}
+		cmds := b.finalizeEntry(c, r.Stream, r.EntryID, ev, nil)
+		cmds = append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1))
+		return b.renew(c, cmds), nil
+	})
+}
+
+// finalizeEntry is the terminal step shared by finalize, an exhausted
+// requeue and an exhausted reclaim: acknowledge the entry, append the
+// finalized event, count the unit finalized, and drop the entry's guard (the
+// DEL also aborts anyone still deciding on the entry).
+func (b *Build) finalizeEntry(c rueidis.DedicatedClient, s Stream, entryID string, event []byte, cmds rueidis.Commands) rueidis.Commands {
+	return append(cmds,
+		c.B().Xack().Key(b.keys.stream(s)).Group(Group).Id(entryID).Build(),
+		b.appendEvent(c, event),
+		c.B().Hincrby().Key(b.keys.Meta).Field("finalized_count").Increment(1).Build(),
+		c.B().Del().Key(b.keys.entryGuard(s, entryID)).Build(),
+	)
+}

@@ -1,0 +1,41 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hopper-queue/hopper/fence"
+	"github.com/redis/rueidis"
+)
+
+// Heartbeat renews the worker's hold on r: the entry's idle time starts over
+// (XCLAIM JUSTID, which keeps the delivery count), the worker's record shows
+// it alive on r's unit, and the build's TTLs are renewed. ErrStale means the
+// entry was reclaimed or settled: stop renewing, and expect the settlement to
+// be refused. Unlike the other fenced transitions, a heartbeat does not read
+// the unit's state, so a missing one is not reported here.
+func (b *Build) Heartbeat(ctx context.Context, r Reservation) error {
+	if err := r.check(); err != nil {
+		return err
+	}
+	guard := b.keys.entryGuard(r.Stream, r.EntryID)
+	return b.commit(ctx, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+		h, err := b.readHeld(ctx, c, r, nil)
+		if err != nil {
+			return nil, err
+		}
+		if !h.metaExists {
+			return nil, fmt.Errorf("%w: meta is missing (unit %q)", ErrCorrupt, r.UnitID)
+		}
+		if !fence.Holds(h.row, h.pending, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount}) {
+			return nil, fmt.Errorf("%w: %s %s is not held by %q at delivery %d", ErrStale, r.Stream, r.EntryID, r.WorkerID, r.DeliveryCount)
+		}
+		cmds := rueidis.Commands{
+			c.B().Xclaim().Key(b.keys.stream(r.Stream)).Group(Group).Consumer(r.WorkerID).MinIdleTime("0").Id(r.EntryID).Justid().Build(),
+			// The idle time changed: a reclaim that judged it must look again.
+			b.setGuard(c, guard, token),
+			b.touchWorker(c, r.WorkerID, h.worker, h.now, setCurrent(r.UnitID), 0),
+		}
+		return b.renew(c, cmds), nil
+	})
+}

@@ -1,0 +1,53 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/rueidis"
+)
+
+// Liveness records that an idle worker is alive: its record's last_seen
+// becomes the server's time and its current unit becomes currentUnit (empty:
+// none), and the build's TTLs are renewed, so a build whose workers all wait
+// for lost work to come back does not expire. ErrCorrupt: meta is missing.
+func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) error {
+	if err := checkID("worker id", worker); err != nil {
+		return err
+	}
+	if currentUnit != "" {
+		if err := checkID("unit id", currentUnit); err != nil {
+			return err
+		}
+	}
+	wguard := b.keys.workerGuard(worker)
+	return b.commit(ctx, wguard, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+		res := c.DoMulti(ctx,
+			c.B().Watch().Key(wguard).Build(),
+			c.B().Exists().Key(b.keys.Meta).Build(),
+			c.B().Hget().Key(b.keys.Workers).Field(worker).Build(),
+			c.B().Time().Build(),
+		)
+		if err := res[0].Error(); err != nil {
+			return nil, err
+		}
+		if n, err := res[1].AsInt64(); err != nil {
+			return nil, err
+		} else if n == 0 {
+			return nil, fmt.Errorf("%w: meta is missing (worker %q)", ErrCorrupt, worker)
+		}
+		raw, found, err := optionalString(res[2])
+		if err != nil {
+			return nil, err
+		}
+		rec, err := parseWorkerRecord(raw, found)
+		if err != nil {
+			return nil, err
+		}
+		now, err := nowMS(res[3])
+		if err != nil {
+			return nil, err
+		}
+		return b.renew(c, rueidis.Commands{b.touchWorker(c, worker, rec, now, setCurrent(currentUnit), 0)}), nil
+	})
+}

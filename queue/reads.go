@@ -1,0 +1,142 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hopper-queue/hopper/budget"
+	"github.com/hopper-queue/hopper/fence"
+	"github.com/redis/rueidis"
+)
+
+// held is what a fenced transition reads, in one round trip, right after it
+// WATCHes the guards of the entry and of the worker.
+type held struct {
+	metaExists bool
+	row        fence.Row
+	pending    bool
+	state      budget.State
+	hasState   bool
+	worker     workerRecord
+	now        int64
+	extra      []rueidis.RedisResult // replies to the caller's extra reads
+}
+
+// readHeld WATCHes the entry's and the worker's guards (and any extra keys),
+// then reads meta's presence, the entry's pending row, the unit's state, the
+// worker's record and the server time, plus extra reads.
+func (b *Build) readHeld(ctx context.Context, c rueidis.DedicatedClient, r Reservation, watchExtra []string, extra ...rueidis.Completed) (held, error) {
+	k := b.keys
+	watch := append([]string{k.entryGuard(r.Stream, r.EntryID), k.workerGuard(r.WorkerID)}, watchExtra...)
+	cmds := make(rueidis.Commands, 0, 6+len(extra))
+	cmds = append(cmds,
+		c.B().Watch().Key(watch...).Build(),
+		c.B().Exists().Key(k.Meta).Build(),
+		c.B().Xpending().Key(k.stream(r.Stream)).Group(Group).Start(r.EntryID).End(r.EntryID).Count(1).Build(),
+		c.B().Hget().Key(k.UnitState).Field(r.UnitID).Build(),
+		c.B().Hget().Key(k.Workers).Field(r.WorkerID).Build(),
+		c.B().Time().Build(),
+	)
+	cmds = append(cmds, extra...)
+	res := c.DoMulti(ctx, cmds...)
+	var h held
+	if err := res[0].Error(); err != nil {
+		return h, err
+	}
+	n, err := res[1].AsInt64()
+	if err != nil {
+		return h, err
+	}
+	h.extra = res[6:]
+	if h.metaExists = n == 1; !h.metaExists {
+		return h, nil // CORRUPT comes before anything else
+	}
+	if h.row, h.pending, err = pendingRow(res[2]); err != nil {
+		return h, fmt.Errorf("queue: XPENDING %s %s: %w", k.stream(r.Stream), r.EntryID, err)
+	}
+	raw, found, err := optionalString(res[3])
+	if err != nil {
+		return h, err
+	}
+	if found {
+		if h.state, err = budget.DecodeState([]byte(raw)); err != nil {
+			return h, err
+		}
+		h.hasState = true
+	}
+	raw, found, err = optionalString(res[4])
+	if err != nil {
+		return h, err
+	}
+	if h.worker, err = parseWorkerRecord(raw, found); err != nil {
+		return h, err
+	}
+	h.now, err = nowMS(res[5])
+	return h, err
+}
+
+// pendingRows parses an extended XPENDING reply: [id, consumer, idle, count]...
+func pendingRows(r rueidis.RedisResult) ([]fence.Row, error) {
+	msgs, err := r.ToArray()
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]fence.Row, 0, len(msgs))
+	for _, m := range msgs {
+		f, err := m.ToArray()
+		if err != nil || len(f) != 4 {
+			return nil, fmt.Errorf("unexpected XPENDING row %v", m)
+		}
+		var row fence.Row
+		var e1, e2, e3, e4 error
+		row.EntryID, e1 = f[0].ToString()
+		row.Consumer, e2 = f[1].ToString()
+		row.IdleMS, e3 = f[2].AsInt64()
+		row.DeliveryCount, e4 = f[3].AsInt64()
+		if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
+			return nil, fmt.Errorf("unexpected XPENDING row %v", m)
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+func pendingRow(r rueidis.RedisResult) (fence.Row, bool, error) {
+	rows, err := pendingRows(r)
+	if err != nil || len(rows) == 0 {
+		return fence.Row{}, false, err
+	}
+	return rows[0], true, nil
+}
+
+// optionalString reads a bulk string reply that may be nil.
+func optionalString(r rueidis.RedisResult) (string, bool, error) {
+	s, err := r.ToString()
+	if rueidis.IsRedisNil(err) {
+		return "", false, nil
+	}
+	return s, err == nil, err
+}
+
+// renew is the reference's renew_ttls: PEXPIRE on the six live keys, which
+// touches only those that exist.
+func (b *Build) renew(c rueidis.DedicatedClient, cmds rueidis.Commands) rueidis.Commands {
+	for _, key := range b.keys.live() {
+		cmds = append(cmds, c.B().Pexpire().Key(key).Milliseconds(b.ttlMS).Build())
+	}
+	return cmds
+}
+
+func (b *Build) touchWorker(c rueidis.DedicatedClient, worker string, rec workerRecord, now int64, cur current, delta float64) rueidis.Completed {
+	return c.B().Hset().Key(b.keys.Workers).FieldValue().FieldValue(worker, string(rec.touch(now, cur, delta))).Build()
+}
+
+func (b *Build) appendEvent(c rueidis.DedicatedClient, json []byte) rueidis.Completed {
+	return c.B().Xadd().Key(b.keys.Attempts).Id("*").FieldValue().FieldValue("json", string(json)).Build()
+}
+
+// setGuard marks a change to what a guard protects, so that every
+// transaction that read it under WATCH aborts and reads again.
+func (b *Build) setGuard(c rueidis.DedicatedClient, key, token string) rueidis.Completed {
+	return c.B().Set().Key(key).Value(token).PxMilliseconds(b.ttlMS).Build()
+}

@@ -1,0 +1,164 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/hopper-queue/hopper/budget"
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/fence"
+	"github.com/redis/rueidis"
+)
+
+// Budgets are a worker's own retry and reclaim caps. A build freezes its caps
+// into meta when it is published, and those win: these values only fill in
+// for a meta that lacks them.
+type Budgets struct {
+	MaxRequeues      int     // retries per unit
+	RequeueTolerance float64 // share (0..1) of the build's units that may enter retry
+	MaxReclaims      int     // times a unit may be taken from a lost owner
+}
+
+func (bg Budgets) check() error {
+	switch {
+	case bg.MaxRequeues < 0:
+		return errInvalid("max requeues %d is negative", bg.MaxRequeues)
+	case math.IsNaN(bg.RequeueTolerance) || bg.RequeueTolerance < 0 || bg.RequeueTolerance > 1:
+		return errInvalid("requeue tolerance %v is not between 0 and 1", bg.RequeueTolerance)
+	case bg.MaxReclaims < 0:
+		return errInvalid("max reclaims %d is negative", bg.MaxReclaims)
+	}
+	return nil
+}
+
+// Requeued is the outcome of Requeue.
+type Requeued struct {
+	// Requeued is true when the unit went back on the priority stream for
+	// another attempt; false when the retry budget was spent and the unit
+	// was finalized as failed (reason retry_budget_exhausted).
+	Requeued bool
+	// RetryIndex is the unit's retry index after the transition.
+	RetryIndex int64
+	// NewEntryID is the unit's new priority entry, when Requeued.
+	NewEntryID string
+}
+
+// Requeue settles a failed attempt of r: within budget, the unit goes back
+// on the priority stream (served before untouched units) with its retry
+// index one higher; past it, the unit is finalized as failed. Either way the
+// entry is acknowledged and the worker's processed count grows.
+// ErrStale: the reservation was lost, nothing was written.
+func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Budgets) (Requeued, error) {
+	if err := r.check(); err != nil {
+		return Requeued{}, err
+	}
+	if err := checkID("unit type", r.UnitType); err != nil {
+		return Requeued{}, err
+	}
+	if err := res.check(); err != nil {
+		return Requeued{}, err
+	}
+	if err := caps.check(); err != nil {
+		return Requeued{}, err
+	}
+	var out Requeued
+	tail := b.keys.tailGuard()
+	err := b.commit(ctx, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+		// The tail guard orders this requeue with every other requeue: they
+		// pick priority ids from the same tail and read the same count of
+		// units in retry. Nothing else writes it.
+		h, err := b.readHeld(ctx, c, r, []string{tail},
+			c.B().Hmget().Key(b.keys.Meta).Field("max_requeues", "requeue_tolerance", "total_units", "requeued_units_count").Build(),
+			c.B().XinfoStream().Key(b.keys.Priority).Build(),
+		)
+		if err != nil {
+			return nil, err
+		}
+		if err := h.settled(r, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount}); err != nil {
+			return nil, err
+		}
+		meta, err := h.extra[0].ToArray()
+		if err != nil || len(meta) != 4 {
+			return nil, fmt.Errorf("queue: reading budgets from meta: %v", err)
+		}
+		field := func(i int) (string, bool) {
+			s, err := meta[i].ToString()
+			return s, err == nil
+		}
+		maxRequeues, okM := field(0)
+		tolerance, okT := field(1)
+		total, okTotal := field(2)
+		requeued, okR := field(3)
+		decision := budget.DecideRequeue(h.state, budget.Requeue{
+			MaxRequeues:   budget.Frozen(maxRequeues, okM, float64(caps.MaxRequeues)),
+			Tolerance:     budget.Frozen(tolerance, okT, caps.RequeueTolerance),
+			TotalUnits:    budget.Count(total, okTotal),
+			RequeuedUnits: budget.Count(requeued, okR),
+		})
+		cmds := make(rueidis.Commands, 0, 16)
+		if !decision.Requeue {
+			ev, err := events.RetryBudgetExhausted{
+				Head:       head(r, h),
+				DurationMS: res.DurationMS, Errors: res.Errors, FailureSummary: res.FailureSummary,
+				Stream: string(r.Stream), EntryID: r.EntryID,
+			}.Encode()
+			if err != nil {
+				return nil, err
+			}
+			out = Requeued{RetryIndex: h.state.RetryIndex}
+			cmds = b.finalizeEntry(c, r.Stream, r.EntryID, ev, cmds)
+			cmds = append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1))
+			return b.renew(c, cmds), nil
+		}
+
+		last, err := lastGeneratedID(h.extra[1])
+		if err != nil {
+			return nil, err
+		}
+		newID := nextEntryID(last, h.now)
+		after := decision.After(h.state)
+		hh := head(r, h)
+		hh.RetryIndex, hh.ReclaimCount = after.RetryIndex, after.ReclaimCount
+		ev, err := events.Requeued{
+			Head:       hh,
+			DurationMS: res.DurationMS, FailureSummary: res.FailureSummary, Errors: res.Errors,
+			Stream: string(r.Stream), EntryID: r.EntryID, NewEntryID: newID,
+		}.Encode()
+		if err != nil {
+			return nil, err
+		}
+		out = Requeued{Requeued: true, RetryIndex: after.RetryIndex, NewEntryID: newID}
+		if decision.EntersRetry {
+			cmds = append(cmds, c.B().Hincrby().Key(b.keys.Meta).Field("requeued_units_count").Increment(1).Build())
+		}
+		cmds = append(cmds,
+			c.B().Hset().Key(b.keys.UnitState).FieldValue().FieldValue(r.UnitID, string(after.Encode())).Build(),
+			c.B().Xack().Key(b.keys.stream(r.Stream)).Group(Group).Id(r.EntryID).Build(),
+			c.B().Xadd().Key(b.keys.Priority).Id(newID).FieldValue().FieldValue("id", r.UnitID).FieldValue("type", r.UnitType).Build(),
+			b.appendEvent(c, ev),
+			b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1),
+			c.B().Del().Key(b.keys.entryGuard(r.Stream, r.EntryID)).Build(),
+			b.setGuard(c, tail, token),
+		)
+		return b.renew(c, cmds), nil
+	})
+	return out, err
+}
+
+// lastGeneratedID reads last-generated-id from an XINFO STREAM reply; a
+// stream that does not exist yet has generated nothing.
+func lastGeneratedID(r rueidis.RedisResult) (string, error) {
+	info, err := r.AsMap()
+	if err != nil {
+		if isNoSuchKey(err) {
+			return "0-0", nil
+		}
+		return "", fmt.Errorf("queue: XINFO STREAM: %w", err)
+	}
+	m, ok := info["last-generated-id"]
+	if !ok {
+		return "", fmt.Errorf("queue: XINFO STREAM reply lacks last-generated-id")
+	}
+	return m.ToString()
+}

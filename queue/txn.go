@@ -1,0 +1,230 @@
+package queue
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// attempt is one optimistic try of a transition. On the dedicated connection
+// c it WATCHes its guards, reads, decides, and returns the writes to commit
+// (nil: nothing to commit, the decision is final). token identifies this try:
+// writes that set a guard key store it. The runner adds MULTI, EXEC and the
+// worker guard write.
+type attempt func(ctx context.Context, c rueidis.DedicatedClient, token string) (writes rueidis.Commands, err error)
+
+// errUnwatched wraps a final decision taken before anything was WATCHed, so
+// that the runner need not spend a round trip on UNWATCH.
+type errUnwatched struct{ err error }
+
+func (e errUnwatched) Error() string { return "unwatched" }
+
+// errAborted marks an EXEC that another transaction's write aborted.
+var errAborted = errors.New("queue: transaction aborted by a concurrent write")
+
+// retry marks an attempt that found the world moved under it before it
+// committed anything (for example a reclaim candidate that changed owner)
+// and should simply start over.
+var errRetry = errors.New("queue: retry")
+
+// commit runs try until it commits or decides there is nothing to commit,
+// retrying with jittered exponential backoff when a watched guard changed.
+// workerGuard is the guard key of the acting worker: every committed
+// transition writes its token there, which is how a commit whose reply was
+// lost is resolved (see resolve).
+//
+// On return, either the transition's writes were applied exactly once
+// (nil error), or none were (any other error but ErrOutcomeUnknown).
+func (b *Build) commit(ctx context.Context, workerGuard string, try attempt) error {
+	wait := b.opts.BackoffFloor
+	for n := 1; ; n++ {
+		token := newToken()
+		var ambiguous bool
+		err := b.client.Dedicated(func(c rueidis.DedicatedClient) error {
+			writes, err := try(ctx, c, token)
+			if u, ok := err.(errUnwatched); ok {
+				return u.err
+			}
+			if err != nil || writes == nil {
+				unwatch(c)
+				return err
+			}
+			cmds := make(rueidis.Commands, 0, len(writes)+3)
+			cmds = append(cmds, c.B().Multi().Build())
+			cmds = append(cmds, writes...)
+			cmds = append(cmds, c.B().Set().Key(workerGuard).Value(token).PxMilliseconds(b.ttlMS).Build())
+			cmds = append(cmds, c.B().Exec().Build())
+			res := c.DoMulti(ctx, cmds...)
+			for _, r := range res {
+				if e := r.NonRedisError(); e != nil {
+					ambiguous = true
+					return e
+				}
+			}
+			exec := res[len(res)-1]
+			if err := exec.Error(); err != nil {
+				if rueidis.IsRedisNil(err) {
+					return errAborted
+				}
+				return fmt.Errorf("queue: commit refused: %w", err)
+			}
+			replies, err := exec.ToArray()
+			if err != nil {
+				return fmt.Errorf("queue: commit reply: %w", err)
+			}
+			for i, r := range replies {
+				if err := r.Error(); err != nil {
+					// Redis does not roll back: the other writes stand.
+					return fmt.Errorf("queue: command %d of the commit failed, the rest was applied: %w", i+1, err)
+				}
+			}
+			return nil
+		})
+		if ambiguous {
+			applied, rerr := b.resolve(ctx, workerGuard, token)
+			switch {
+			case rerr != nil:
+				return fmt.Errorf("%w: %v (then %v)", ErrOutcomeUnknown, err, rerr)
+			case applied:
+				return nil
+			case ctx.Err() != nil:
+				return ctx.Err()
+			}
+			err = errAborted // not applied, and now it never will be: try again
+		}
+		if !errors.Is(err, errAborted) && !errors.Is(err, errRetry) {
+			return err
+		}
+		if n >= b.opts.MaxAttempts {
+			return fmt.Errorf("%w after %d attempts", ErrContention, n)
+		}
+		if errors.Is(err, errAborted) {
+			if err := sleep(ctx, jitter(wait)); err != nil {
+				return err
+			}
+			wait = min(wait*2, b.opts.BackoffCeil)
+		}
+	}
+}
+
+// resolve finds out whether the commit that wrote token to workerGuard was
+// applied, after its reply was lost. It also makes sure a commit still in
+// flight can never apply later: when the token is not there it overwrites
+// the guard in a transaction of its own, and a late EXEC of the lost commit,
+// which watched that guard, then aborts. It keeps trying for ResolveWait,
+// even after ctx ends, since the caller cannot act without the answer.
+func (b *Build) resolve(ctx context.Context, workerGuard, token string) (applied bool, err error) {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.opts.ResolveWait)
+	defer cancel()
+	wait := 10 * time.Millisecond
+	for {
+		applied, done, err := b.resolveOnce(rctx, workerGuard, token)
+		if done {
+			return applied, nil
+		}
+		if serr := sleep(rctx, jitter(wait)); serr != nil {
+			if err == nil {
+				err = serr
+			}
+			return false, err
+		}
+		wait = min(wait*2, time.Second)
+	}
+}
+
+// isNoSuchKey tells the error of a command on a key that does not exist.
+func isNoSuchKey(err error) bool {
+	re, ok := rueidis.IsRedisErr(err)
+	return ok && strings.Contains(re.Error(), "no such key")
+}
+
+func (b *Build) resolveOnce(ctx context.Context, workerGuard, token string) (applied, done bool, err error) {
+	err = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
+		res := c.DoMulti(ctx, c.B().Watch().Key(workerGuard).Build(), c.B().Get().Key(workerGuard).Build())
+		if err := res[0].Error(); err != nil {
+			return err
+		}
+		got, err := res[1].ToString()
+		if err != nil && !rueidis.IsRedisNil(err) {
+			unwatch(c)
+			return err
+		}
+		if got == token {
+			unwatch(c)
+			applied, done = true, true
+			return nil
+		}
+		res = c.DoMulti(ctx,
+			c.B().Multi().Build(),
+			c.B().Set().Key(workerGuard).Value(newToken()).PxMilliseconds(b.ttlMS).Build(),
+			c.B().Exec().Build())
+		exec := res[len(res)-1]
+		if err := exec.Error(); err != nil {
+			if rueidis.IsRedisNil(err) {
+				return nil // the guard moved (perhaps our commit landing): look again
+			}
+			return err
+		}
+		done = true
+		return nil
+	})
+	return applied, done, err
+}
+
+// unwatch disarms any WATCH on a connection going back to the pool, where a
+// stale WATCH would abort some later, unrelated EXEC. A failure means the
+// connection is broken, and the pool drops broken connections.
+func unwatch(c rueidis.DedicatedClient) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = c.Do(ctx, c.B().Unwatch().Build()).Error()
+}
+
+func newToken() string {
+	var b [12]byte
+	_, _ = crand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// jitter returns a wait in [d/2, d): spread out, so that racing workers do
+// not collide again in lockstep.
+func jitter(d time.Duration) time.Duration {
+	if d <= 1 {
+		return d
+	}
+	return d/2 + rand.N(d/2)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// nowMS reads the server's TIME reply as epoch milliseconds: workers on many
+// machines must agree on time, so it never comes from the client's clock.
+func nowMS(r rueidis.RedisResult) (int64, error) {
+	parts, err := r.AsStrSlice()
+	if err != nil || len(parts) != 2 {
+		return 0, fmt.Errorf("queue: TIME reply %v: %w", parts, err)
+	}
+	sec, err1 := strconv.ParseInt(parts[0], 10, 64)
+	usec, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("queue: TIME reply %v is not numeric", parts)
+	}
+	return sec*1000 + usec/1000, nil
+}

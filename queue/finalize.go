@@ -12,7 +12,7 @@ import (
 
 // Result is the outcome of one attempt at a unit, as a worker settles it.
 type Result struct {
-	// Outcome is "passed" or "failed" (any non-empty word is stored as given).
+	// Outcome is "passed" or "failed".
 	Outcome string
 	// DurationMS is how long the attempt ran, in milliseconds.
 	DurationMS float64
@@ -45,8 +45,8 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) error {
 	if err := r.check(); err != nil {
 		return err
 	}
-	if res.Outcome == "" {
-		return errInvalid("outcome of unit %q is empty", r.UnitID)
+	if res.Outcome != events.OutcomePassed && res.Outcome != events.OutcomeFailed {
+		return errInvalid("outcome %q of unit %q is neither %q nor %q", res.Outcome, r.UnitID, events.OutcomePassed, events.OutcomeFailed)
 	}
 	if err := res.check(); err != nil {
 		return err

@@ -1,0 +1,81 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// NoScriptUser is the ACL user [Server.Client] connects as when
+// HOPPER_TEST_ACL is set: every command and key, but no scripting command
+// (EVAL, EVALSHA, FCALL, FUNCTION, SCRIPT). Its password is its name.
+const NoScriptUser = "hopper-noscript"
+
+// Client returns a client for the code under test, closed by tb.Cleanup.
+// It connects as the default user, or as [NoScriptUser] when the environment
+// variable HOPPER_TEST_ACL is non-empty (the user is created on first use).
+// A failure to connect fails the test.
+func (s *Server) Client(tb testing.TB) rueidis.Client {
+	tb.Helper()
+	if os.Getenv("HOPPER_TEST_ACL") == "" {
+		return s.connect(tb, rueidis.ClientOption{})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.ensureNoScriptUser(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	return s.connect(tb, rueidis.ClientOption{Username: NoScriptUser, Password: NoScriptUser})
+}
+
+// AdminClient returns a client connected as the default user whatever
+// HOPPER_TEST_ACL says, closed by tb.Cleanup: for test setup, fault injection
+// and running the reference script in comparison tests.
+func (s *Server) AdminClient(tb testing.TB) rueidis.Client {
+	tb.Helper()
+	return s.connect(tb, rueidis.ClientOption{})
+}
+
+func (s *Server) connect(tb testing.TB, opt rueidis.ClientOption) rueidis.Client {
+	tb.Helper()
+	opt.InitAddress = []string{s.Addr()}
+	opt.DisableCache = true
+	c, err := rueidis.NewClient(opt)
+	if err != nil {
+		tb.Fatalf("redistest: connect to %s as %q: %v", s.Addr(), userName(opt.Username), err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}
+
+// ensureNoScriptUser creates NoScriptUser once per running server.
+func (s *Server) ensureNoScriptUser(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock() // held so that concurrent callers wait for the first
+	if s.aclReady {
+		return nil
+	}
+	admin, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.addr}, DisableCache: true})
+	if err != nil {
+		return fmt.Errorf("redistest: connect to %s: %w", s.addr, err)
+	}
+	defer admin.Close()
+	cmd := admin.B().AclSetuser().Username(NoScriptUser).
+		Rule("reset", "on", ">"+NoScriptUser, "~*", "&*", "+@all", "-@scripting").Build()
+	if err := admin.Do(ctx, cmd).Error(); err != nil {
+		return fmt.Errorf("redistest: create ACL user %s: %w", NoScriptUser, err)
+	}
+	s.aclReady = true
+	return nil
+}
+
+func userName(u string) string {
+	if u == "" {
+		return "default"
+	}
+	return u
+}

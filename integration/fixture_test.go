@@ -257,3 +257,5 @@ func (e *env) dump() map[string]string {
 	}
 	return out
 }
+
+func isNil(err error) bool { return rueidis.IsRedisNil(err) }

@@ -67,7 +67,7 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) error {
 		if err != nil {
 			return nil, err
 		}
-		cmds := b.finalizeEntry(c, r.Stream, r.EntryID, ev, nil)
+		cmds := b.finalizeEntry(c, r.Stream, r.EntryID, token, ev, nil)
 		cmds = append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1))
 		return b.renew(c, cmds), nil
 	})
@@ -75,13 +75,13 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) error {
 
 // finalizeEntry is the terminal step shared by finalize, an exhausted
 // requeue and an exhausted reclaim: acknowledge the entry, append the
-// finalized event, count the unit finalized, and drop the entry's guard (the
-// DEL also aborts anyone still deciding on the entry).
-func (b *Build) finalizeEntry(c rueidis.DedicatedClient, s Stream, entryID string, event []byte, cmds rueidis.Commands) rueidis.Commands {
-	return append(cmds,
+// finalized event, count the unit finalized, and retire the entry's guard,
+// which aborts anyone still deciding on the entry.
+func (b *Build) finalizeEntry(c rueidis.DedicatedClient, s Stream, entryID, token string, event []byte, cmds rueidis.Commands) rueidis.Commands {
+	cmds = append(cmds,
 		c.B().Xack().Key(b.keys.stream(s)).Group(Group).Id(entryID).Build(),
 		b.appendEvent(c, event),
 		c.B().Hincrby().Key(b.keys.Meta).Field("finalized_count").Increment(1).Build(),
-		c.B().Del().Key(b.keys.entryGuard(s, entryID)).Build(),
 	)
+	return append(cmds, b.dropGuard(c, b.keys.entryGuard(s, entryID), token)...)
 }

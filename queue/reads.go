@@ -27,7 +27,10 @@ type held struct {
 // worker's record and the server time, plus extra reads.
 func (b *Build) readHeld(ctx context.Context, c rueidis.DedicatedClient, r Reservation, watchExtra []string, extra ...rueidis.Completed) (held, error) {
 	k := b.keys
-	watch := append([]string{k.entryGuard(r.Stream, r.EntryID), k.workerGuard(r.WorkerID)}, watchExtra...)
+	watch := append([]string{k.workerGuard(r.WorkerID)}, watchExtra...)
+	if entryGuards {
+		watch = append(watch, k.entryGuard(r.Stream, r.EntryID))
+	}
 	cmds := make(rueidis.Commands, 0, 6+len(extra))
 	cmds = append(cmds,
 		c.B().Watch().Key(watch...).Build(),
@@ -139,4 +142,13 @@ func (b *Build) appendEvent(c rueidis.DedicatedClient, json []byte) rueidis.Comp
 // transaction that read it under WATCH aborts and reads again.
 func (b *Build) setGuard(c rueidis.DedicatedClient, key, token string) rueidis.Completed {
 	return c.B().Set().Key(key).Value(token).PxMilliseconds(b.ttlMS).Build()
+}
+
+// dropGuard retires the guard of an entry that is gone from the pending list.
+// A DEL alone would not do: deleting a key that does not exist (an entry
+// never heartbeated or reclaimed has no guard yet) changes nothing, and a
+// transaction watching the absent key would still commit. SET then DEL, in
+// the same MULTI, aborts every watcher and leaves no key behind.
+func (b *Build) dropGuard(c rueidis.DedicatedClient, key, token string) rueidis.Commands {
+	return rueidis.Commands{b.setGuard(c, key, token), c.B().Del().Key(key).Build()}
 }

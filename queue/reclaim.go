@@ -131,7 +131,9 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		// the read the decision stands on.
 		watch := []string{wguard}
 		for i, row := range idle {
-			watch = append(watch, k.entryGuard(idleStreams[i], row.EntryID))
+			if entryGuards {
+				watch = append(watch, k.entryGuard(idleStreams[i], row.EntryID))
+			}
 		}
 		cmds := rueidis.Commands{c.B().Watch().Key(watch...).Build()}
 		cmds = append(cmds, scanCmds()...)
@@ -244,9 +246,8 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		// Replay the reference's reclaim on what was read.
 		var writes rueidis.Commands
 		drop := func(s Stream, id string) {
-			writes = append(writes,
-				c.B().Xack().Key(k.stream(s)).Group(Group).Id(id).Build(),
-				c.B().Del().Key(k.entryGuard(s, id)).Build())
+			writes = append(writes, c.B().Xack().Key(k.stream(s)).Group(Group).Id(id).Build())
+			writes = append(writes, b.dropGuard(c, k.entryGuard(s, id), token)...)
 		}
 		idx := 0
 		for _, s := range scans {
@@ -304,7 +305,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 					return nil, err
 				}
 				out.Status = ReclaimFinalized
-				writes = b.finalizeEntry(c, s.stream, row.EntryID, ev, writes)
+				writes = b.finalizeEntry(c, s.stream, row.EntryID, token, ev, writes)
 				writes = append(writes, b.touchWorker(c, worker, rec, now, keepCurrent, 0))
 				return b.renew(c, writes), nil
 			}

@@ -107,7 +107,7 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 				return nil, err
 			}
 			out = Requeued{RetryIndex: h.state.RetryIndex}
-			cmds = b.finalizeEntry(c, r.Stream, r.EntryID, ev, cmds)
+			cmds = b.finalizeEntry(c, r.Stream, r.EntryID, token, ev, cmds)
 			cmds = append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1))
 			return b.renew(c, cmds), nil
 		}
@@ -138,9 +138,9 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 			c.B().Xadd().Key(b.keys.Priority).Id(newID).FieldValue().FieldValue("id", r.UnitID).FieldValue("type", r.UnitType).Build(),
 			b.appendEvent(c, ev),
 			b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1),
-			c.B().Del().Key(b.keys.entryGuard(r.Stream, r.EntryID)).Build(),
 			b.setGuard(c, tail, token),
 		)
+		cmds = append(cmds, b.dropGuard(c, b.keys.entryGuard(r.Stream, r.EntryID), token)...)
 		return b.renew(c, cmds), nil
 	})
 	return out, err

@@ -1,0 +1,286 @@
+package queue
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hopper-queue/hopper/budget"
+	"github.com/hopper-queue/hopper/fingerprint"
+)
+
+// Defaults of a Manifest.
+const (
+	// DefaultUnitType is what a unit is when the manifest does not say.
+	DefaultUnitType = "file"
+	// DefaultTimeout is how long a unit's owner may stay silent before
+	// another worker reclaims the unit.
+	DefaultTimeout = 180 * time.Second
+)
+
+// Manifest is what a build runs, as its publisher freezes it into meta: the
+// units in order, what the suite is (its fingerprint), and the budgets every
+// worker then enforces. Workers that join read it back with Join or Status.
+type Manifest struct {
+	// UnitIDs are the build's units, in the order they are served. Each is a
+	// non-empty UTF-8 string of at most MaxIDBytes; no two are equal.
+	UnitIDs []string
+	// UnitType is what the units are; empty means DefaultUnitType.
+	UnitType string
+	// TotalExamples counts the tests the units hold, when known (0 if not).
+	TotalExamples int64
+	// LoadErrors are the errors met while listing the units. A manifest with
+	// any is published in failure mode: the build's state is init_failed,
+	// no unit is queued, and every joiner fails with them.
+	LoadErrors []string
+	// Seed and Revision are informational: the ordering seed and the source
+	// revision under test, when known.
+	Seed, Revision string
+	// Fingerprint identifies the suite (see package fingerprint). Zero means
+	// computed from UnitIDs, UnitType and Revision with an empty command.
+	// Otherwise its unit_ids, unit_type and revision digests must be those
+	// of this manifest.
+	Fingerprint fingerprint.Fingerprint
+	// Budgets are frozen into meta: every worker's requeue and reclaim
+	// decisions read them there.
+	Budgets Budgets
+	// Timeout is the publisher's reclaim timeout, zero meaning
+	// DefaultTimeout. Informational: each worker uses its own.
+	Timeout time.Duration
+	// TTL is the inactivity TTL the publisher sets on the build's keys, zero
+	// meaning the Build's Options.TTL. In meta it is informational: each
+	// worker renews with its own.
+	TTL time.Duration
+}
+
+// TotalUnits is the number of units in the build.
+func (m Manifest) TotalUnits() int { return len(m.UnitIDs) }
+
+// Meta field names.
+const (
+	metaState          = "state"
+	metaReadyAt        = "ready_at"
+	metaFinalized      = "finalized_count"
+	metaRequeuedUnits  = "requeued_units_count"
+	metaTotalUnits     = "total_units"
+	metaTotalExamples  = "total_examples"
+	metaUnitType       = "unit_type"
+	metaUnitIDs        = "unit_ids"
+	metaLoadErrors     = "load_errors"
+	metaFingerprint    = "fingerprint"
+	metaFingerprintIn  = "fingerprint_inputs"
+	metaSeed           = "seed"
+	metaRevision       = "revision"
+	metaMaxRequeues    = "max_requeues"
+	metaTolerance      = "requeue_tolerance"
+	metaMaxReclaims    = "max_reclaims"
+	metaTimeout        = "timeout"
+	metaTTL            = "ttl"
+	metaPublisher      = "publisher"
+	stateReady         = "ready"
+	stateInitFailed    = "init_failed"
+	tombstoneValue     = "1"
+	maxManifestStrings = MaxIDBytes // bound on seed and revision
+)
+
+// normalized fills in m's defaults (buildTTL for TTL) and checks every value,
+// naming the first bad one; nothing has been sent to Redis yet.
+func (m Manifest) normalized(buildTTL time.Duration) (Manifest, error) {
+	if m.UnitType == "" {
+		m.UnitType = DefaultUnitType
+	}
+	if err := checkID("unit type", m.UnitType); err != nil {
+		return m, err
+	}
+	seen := make(map[string]int, len(m.UnitIDs))
+	for i, id := range m.UnitIDs {
+		if err := checkID(fmt.Sprintf("unit id #%d", i+1), id); err != nil {
+			return m, err
+		}
+		if j, dup := seen[id]; dup {
+			return m, errInvalid("unit id #%d %q repeats unit id #%d", i+1, id, j+1)
+		}
+		seen[id] = i
+	}
+	if m.TotalExamples < 0 {
+		return m, errInvalid("total examples %d is negative", m.TotalExamples)
+	}
+	for what, s := range map[string]string{"seed": m.Seed, "revision": m.Revision} {
+		if s != "" {
+			if err := checkID(what, s); err != nil {
+				return m, err
+			}
+		}
+	}
+	if err := m.Budgets.check(); err != nil {
+		return m, err
+	}
+	if m.Timeout == 0 {
+		m.Timeout = DefaultTimeout
+	}
+	if m.Timeout < time.Millisecond {
+		return m, errInvalid("timeout %v is below one millisecond", m.Timeout)
+	}
+	if m.TTL == 0 {
+		m.TTL = buildTTL
+	}
+	if m.TTL < time.Millisecond {
+		return m, errInvalid("TTL %v is below one millisecond", m.TTL)
+	}
+	own := fingerprint.Of(fingerprint.Inputs{UnitIDs: m.UnitIDs, UnitType: m.UnitType, Revision: m.Revision})
+	if m.Fingerprint.IsZero() {
+		m.Fingerprint = own
+	} else {
+		if m.Fingerprint.Sum == "" {
+			return m, errInvalid("fingerprint has digests but no sum")
+		}
+		for _, in := range []string{fingerprint.InputUnitIDs, fingerprint.InputUnitType, fingerprint.InputRevision} {
+			if m.Fingerprint.Inputs[in] != own.Inputs[in] {
+				return m, errInvalid("fingerprint's %s digest %q is not this manifest's (%s): was it computed from other inputs?",
+					in, m.Fingerprint.Inputs[in], own.Inputs[in])
+			}
+		}
+	}
+	return m, nil
+}
+
+// metaFields returns the fields a publisher writes into meta for m (already
+// normalized), state and counters aside.
+func (m Manifest) metaFields() map[string]string {
+	ids := m.UnitIDs
+	if ids == nil {
+		ids = []string{}
+	}
+	loadErrors := m.LoadErrors
+	if loadErrors == nil {
+		loadErrors = []string{}
+	}
+	f := map[string]string{
+		metaTotalUnits:    strconv.Itoa(len(m.UnitIDs)),
+		metaTotalExamples: strconv.FormatInt(m.TotalExamples, 10),
+		metaUnitType:      m.UnitType,
+		metaUnitIDs:       string(jsonValue(ids)),
+		metaLoadErrors:    string(jsonValue(loadErrors)),
+		metaFingerprint:   m.Fingerprint.Sum,
+		metaFingerprintIn: string(jsonValue(m.Fingerprint.Inputs)),
+		metaMaxRequeues:   strconv.Itoa(m.Budgets.MaxRequeues),
+		metaTolerance:     strconv.FormatFloat(m.Budgets.RequeueTolerance, 'f', -1, 64),
+		metaMaxReclaims:   strconv.Itoa(m.Budgets.MaxReclaims),
+		metaTimeout:       seconds(m.Timeout),
+		metaTTL:           seconds(m.TTL),
+	}
+	if m.Seed != "" {
+		f[metaSeed] = m.Seed
+	}
+	if m.Revision != "" {
+		f[metaRevision] = m.Revision
+	}
+	return f
+}
+
+// parseManifest reads a manifest back from meta. Anything missing or
+// unreadable is corruption: meta is only ever written whole, by Publish.
+func parseManifest(meta map[string]string) (Manifest, error) {
+	var m Manifest
+	bad := func(field string, err error) error {
+		return fmt.Errorf("%w: meta field %s %.80q: %v", ErrCorrupt, field, meta[field], err)
+	}
+	need := func(field string) (string, error) {
+		v, ok := meta[field]
+		if !ok {
+			return "", fmt.Errorf("%w: meta lacks %s", ErrCorrupt, field)
+		}
+		return v, nil
+	}
+	raw, err := need(metaUnitIDs)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal([]byte(raw), &m.UnitIDs); err != nil {
+		return m, bad(metaUnitIDs, err)
+	}
+	if raw, err = need(metaTotalUnits); err != nil {
+		return m, err
+	}
+	if n, err := strconv.Atoi(raw); err != nil || n != len(m.UnitIDs) {
+		return m, bad(metaTotalUnits, fmt.Errorf("want %d, the length of unit_ids", len(m.UnitIDs)))
+	}
+	if m.UnitType, err = need(metaUnitType); err != nil {
+		return m, err
+	}
+	if raw, ok := meta[metaLoadErrors]; ok {
+		if err := json.Unmarshal([]byte(raw), &m.LoadErrors); err != nil {
+			return m, bad(metaLoadErrors, err)
+		}
+	}
+	if raw, ok := meta[metaTotalExamples]; ok {
+		if m.TotalExamples, err = strconv.ParseInt(raw, 10, 64); err != nil {
+			return m, bad(metaTotalExamples, err)
+		}
+	}
+	m.Seed, m.Revision = meta[metaSeed], meta[metaRevision]
+	m.Fingerprint.Sum = meta[metaFingerprint]
+	if raw, ok := meta[metaFingerprintIn]; ok {
+		if err := json.Unmarshal([]byte(raw), &m.Fingerprint.Inputs); err != nil {
+			return m, bad(metaFingerprintIn, err)
+		}
+	}
+	count := func(field string) (int, error) {
+		v, ok := budget.Number(meta[field])
+		if !ok || v < 0 || v > math.MaxInt32 || v != math.Trunc(v) {
+			return 0, bad(field, fmt.Errorf("not a count"))
+		}
+		return int(v), nil
+	}
+	if m.Budgets.MaxRequeues, err = count(metaMaxRequeues); err != nil {
+		return m, err
+	}
+	if m.Budgets.MaxReclaims, err = count(metaMaxReclaims); err != nil {
+		return m, err
+	}
+	var ok bool
+	if m.Budgets.RequeueTolerance, ok = budget.Number(meta[metaTolerance]); !ok {
+		return m, bad(metaTolerance, fmt.Errorf("not a number"))
+	}
+	for field, d := range map[string]*time.Duration{metaTimeout: &m.Timeout, metaTTL: &m.TTL} {
+		if raw, ok := meta[field]; ok {
+			v, ok := budget.Number(raw)
+			if !ok || v < 0 {
+				return m, bad(field, fmt.Errorf("not a number of seconds"))
+			}
+			*d = time.Duration(v * float64(time.Second))
+		}
+	}
+	return m, nil
+}
+
+// Equal reports whether m and o describe the same build (every field).
+func (m Manifest) Equal(o Manifest) bool {
+	return slices.Equal(m.UnitIDs, o.UnitIDs) && m.UnitType == o.UnitType &&
+		m.TotalExamples == o.TotalExamples && slices.Equal(m.LoadErrors, o.LoadErrors) &&
+		m.Seed == o.Seed && m.Revision == o.Revision &&
+		m.Fingerprint.Sum == o.Fingerprint.Sum && maps.Equal(m.Fingerprint.Inputs, o.Fingerprint.Inputs) &&
+		m.Budgets == o.Budgets && m.Timeout == o.Timeout && m.TTL == o.TTL
+}
+
+// seconds writes a duration the way the command line takes it: 180, 0.5.
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
+// jsonValue encodes v compactly without HTML escaping, as every other JSON
+// value of the build is written.
+func jsonValue(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		panic("queue: encoding " + err.Error()) // strings, slices and maps of strings always encode
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}

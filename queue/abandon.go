@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"math"
+	"time"
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/fence"
@@ -13,14 +14,15 @@ import (
 // (elapsedMS so far). The worker then stops renewing its hold, so another
 // worker may reclaim the unit once it has been idle for the reclaim timeout.
 // The entry itself is left as it is. ErrStale: the hold was already lost.
-func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) error {
+func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) (err error) {
+	defer func(start time.Time) { b.meter.observe(ctx, ModeAbandoned, statusOf(err, StatusOK), start) }(time.Now())
 	if err := r.check(); err != nil {
 		return err
 	}
 	if math.IsNaN(elapsedMS) || math.IsInf(elapsedMS, 0) || elapsedMS < 0 {
 		return errInvalid("elapsed %v ms is not a non-negative number", elapsedMS)
 	}
-	return b.commit(ctx, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	return b.commit(ctx, ModeAbandoned, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
 		h, err := b.readHeld(ctx, c, r, nil)
 		if err != nil {
 			return nil, err

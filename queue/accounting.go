@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/fence"
@@ -24,13 +25,14 @@ type Delivery struct {
 // that fences everything after it. ErrStale means someone reclaimed the entry
 // between the read and this call: the worker took nothing and nothing was
 // recorded. ErrCorrupt means meta or the unit's state is missing.
-func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Stream, entryID, unitID string) (Delivery, error) {
+func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Stream, entryID, unitID string) (_ Delivery, err error) {
+	defer func(start time.Time) { b.meter.observe(ctx, ModeDeliveryAccounting, statusOf(err, StatusOK), start) }(time.Now())
 	r := Reservation{WorkerID: worker, Stream: stream, EntryID: entryID, UnitID: unitID, DeliveryCount: 1}
 	if err := r.check(); err != nil {
 		return Delivery{}, err
 	}
 	var d Delivery
-	err := b.commit(ctx, b.keys.workerGuard(worker), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	err = b.commit(ctx, ModeDeliveryAccounting, b.keys.workerGuard(worker), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
 		h, err := b.readHeld(ctx, c, r, nil)
 		if err != nil {
 			return nil, err

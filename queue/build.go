@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/redis/rueidis"
+	"go.opentelemetry.io/otel/metric"
 )
 
 // Defaults of Options.
@@ -32,6 +33,10 @@ type Options struct {
 	// keeps trying to learn whether it was applied, even when the caller's
 	// context has ended. Default DefaultResolveWait.
 	ResolveWait time.Duration
+	// MeterProvider receives the queue's metrics (see StatusOK and the
+	// hopper.* instruments). Default: the global provider, a no-op unless
+	// the program installs one.
+	MeterProvider metric.MeterProvider
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -73,6 +78,7 @@ type Build struct {
 	keys   Keys
 	opts   Options
 	ttlMS  int64
+	meter  *instruments
 }
 
 // Open returns the build buildID on client, under the key layout of
@@ -97,7 +103,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds()}, nil
+	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), meter: newInstruments(o.MeterProvider)}, nil
 }
 
 // Keys returns the build's key names.

@@ -28,3 +28,6 @@ var (
 	// the build state later tells; the transition must not be repeated blindly.
 	ErrOutcomeUnknown = errors.New("queue: transaction outcome unknown")
 )
+
+func isStale(err error) bool   { return errors.Is(err, ErrStale) }
+func isCorrupt(err error) bool { return errors.Is(err, ErrCorrupt) }

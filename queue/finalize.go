@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"time"
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/fence"
@@ -41,7 +42,8 @@ func (res Result) check() error {
 // the worker's processed count too. ErrStale means the reservation was lost
 // (reclaimed, or already settled): nothing was written, and the result must
 // be discarded.
-func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) error {
+func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err error) {
+	defer func(start time.Time) { b.meter.observe(ctx, ModeFinalize, statusOf(err, StatusOK), start) }(time.Now())
 	if err := r.check(); err != nil {
 		return err
 	}
@@ -51,7 +53,7 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) error {
 	if err := res.check(); err != nil {
 		return err
 	}
-	return b.commit(ctx, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	return b.commit(ctx, ModeFinalize, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
 		h, err := b.readHeld(ctx, c, r, nil)
 		if err != nil {
 			return nil, err

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hopper-queue/hopper/fence"
 	"github.com/redis/rueidis"
@@ -14,12 +15,13 @@ import (
 // entry was reclaimed or settled: stop renewing, and expect the settlement to
 // be refused. Unlike the other fenced transitions, a heartbeat does not read
 // the unit's state, so a missing one is not reported here.
-func (b *Build) Heartbeat(ctx context.Context, r Reservation) error {
+func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
+	defer func(start time.Time) { b.meter.observe(ctx, ModeHeartbeat, statusOf(err, StatusOK), start) }(time.Now())
 	if err := r.check(); err != nil {
 		return err
 	}
 	guard := b.keys.entryGuard(r.Stream, r.EntryID)
-	return b.commit(ctx, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	return b.commit(ctx, ModeHeartbeat, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
 		h, err := b.readHeld(ctx, c, r, nil)
 		if err != nil {
 			return nil, err

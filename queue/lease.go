@@ -57,6 +57,9 @@ func (b *Build) TryLease(ctx context.Context, worker string, ttl time.Duration) 
 	if err := checkID("worker id", worker); err != nil {
 		return Lease{}, false, err
 	}
+	if err := b.checkLifecycleKeys(); err != nil {
+		return Lease{}, false, err
+	}
 	if ttl == 0 {
 		ttl = DefaultLeaseTTL
 	}

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -11,7 +12,8 @@ import (
 // becomes the server's time and its current unit becomes currentUnit (empty:
 // none), and the build's TTLs are renewed, so a build whose workers all wait
 // for lost work to come back does not expire. ErrCorrupt: meta is missing.
-func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) error {
+func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err error) {
+	defer func(start time.Time) { b.meter.observe(ctx, ModeLiveness, statusOf(err, StatusOK), start) }(time.Now())
 	if err := checkID("worker id", worker); err != nil {
 		return err
 	}
@@ -21,7 +23,7 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) error 
 		}
 	}
 	wguard := b.keys.workerGuard(worker)
-	return b.commit(ctx, wguard, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	return b.commit(ctx, ModeLiveness, wguard, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
 		res := c.DoMulti(ctx,
 			c.B().Watch().Key(wguard).Build(),
 			c.B().Exists().Key(b.keys.Meta).Build(),

@@ -2,10 +2,15 @@ package queue
 
 import (
 	"context"
+	"time"
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/redis/rueidis"
 )
+
+// modePrebuilt labels the metrics of AppendPrebuilt, which serves both
+// worker_error and stale_rejected.
+const modePrebuilt = "prebuilt"
 
 // AppendPrebuilt appends an event the worker built itself (worker_error,
 // stale_rejected; see the events package): the server's time is stamped on
@@ -13,7 +18,8 @@ import (
 // TTLs are renewed. It is not fenced and does not need meta: a worker must be
 // able to report that the build's state is gone. worker names the worker
 // whose guard orders this append with its other transitions.
-func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte) error {
+func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte) (err error) {
+	defer func(start time.Time) { b.meter.observe(ctx, modePrebuilt, statusOf(err, StatusOK), start) }(time.Now())
 	if err := checkID("worker id", worker); err != nil {
 		return err
 	}
@@ -21,7 +27,7 @@ func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte)
 		return errInvalid("prebuilt event: %v", err)
 	}
 	wguard := b.keys.workerGuard(worker)
-	return b.commit(ctx, wguard, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	return b.commit(ctx, modePrebuilt, wguard, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
 		res := c.DoMulti(ctx, c.B().Watch().Key(wguard).Build(), c.B().Time().Build())
 		if err := res[0].Error(); err != nil {
 			return nil, err

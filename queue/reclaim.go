@@ -80,11 +80,20 @@ func (b *Build) Reclaim(ctx context.Context, worker string, timeout time.Duratio
 	return b.reclaim(ctx, worker, timeout.Milliseconds(), float64(maxReclaims))
 }
 
-func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fallbackMax float64) (Reclaimed, error) {
-	var out Reclaimed
+func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fallbackMax float64) (out Reclaimed, err error) {
+	defer func(start time.Time) {
+		ok := StatusNone
+		switch out.Status {
+		case ReclaimTaken:
+			ok = StatusOK
+		case ReclaimFinalized:
+			ok = StatusFinalized
+		}
+		b.meter.observe(ctx, ModeReclaim, statusOf(err, ok), start)
+	}(time.Now())
 	var corrupt error
 	wguard := b.keys.workerGuard(worker)
-	err := b.commit(ctx, wguard, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	err = b.commit(ctx, ModeReclaim, wguard, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
 		out, corrupt = Reclaimed{}, nil
 		k := b.keys
 		scanCmds := func() rueidis.Commands {

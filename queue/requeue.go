@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 
 	"github.com/hopper-queue/hopper/budget"
 	"github.com/hopper-queue/hopper/events"
@@ -49,7 +50,14 @@ type Requeued struct {
 // index one higher; past it, the unit is finalized as failed. Either way the
 // entry is acknowledged and the worker's processed count grows.
 // ErrStale: the reservation was lost, nothing was written.
-func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Budgets) (Requeued, error) {
+func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Budgets) (out Requeued, err error) {
+	defer func(start time.Time) {
+		ok := StatusFinalized
+		if out.Requeued {
+			ok = StatusRequeued
+		}
+		b.meter.observe(ctx, ModeRequeue, statusOf(err, ok), start)
+	}(time.Now())
 	if err := r.check(); err != nil {
 		return Requeued{}, err
 	}
@@ -62,9 +70,8 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 	if err := caps.check(); err != nil {
 		return Requeued{}, err
 	}
-	var out Requeued
 	tail := b.keys.tailGuard()
-	err := b.commit(ctx, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	err = b.commit(ctx, ModeRequeue, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
 		// The tail guard orders this requeue with every other requeue: they
 		// pick priority ids from the same tail and read the same count of
 		// units in retry. Nothing else writes it.

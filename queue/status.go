@@ -42,6 +42,9 @@ func (s Status) Gone() bool { return s.Tombstone && !s.Published }
 // Status reads meta and the tombstone in one round trip. It writes nothing.
 // Meta that is present but unreadable is ErrCorrupt.
 func (b *Build) Status(ctx context.Context) (Status, error) {
+	if err := b.checkLifecycleKeys(); err != nil {
+		return Status{}, err
+	}
 	c := b.client
 	res := c.DoMulti(ctx,
 		c.B().Hgetall().Key(b.keys.Meta).Build(),

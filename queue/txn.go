@@ -43,7 +43,7 @@ var errRetry = errors.New("queue: retry")
 //
 // On return, either the transition's writes were applied exactly once
 // (nil error), or none were (any other error but ErrOutcomeUnknown).
-func (b *Build) commit(ctx context.Context, workerGuard string, try attempt) error {
+func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attempt) error {
 	wait := b.opts.BackoffFloor
 	for n := 1; ; n++ {
 		token := newToken()
@@ -106,7 +106,9 @@ func (b *Build) commit(ctx context.Context, workerGuard string, try attempt) err
 		if n >= b.opts.MaxAttempts {
 			return fmt.Errorf("%w after %d attempts", ErrContention, n)
 		}
+		b.meter.retry(ctx, mode)
 		if errors.Is(err, errAborted) {
+			b.meter.abort(ctx, mode)
 			if err := sleep(ctx, jitter(wait)); err != nil {
 				return err
 			}

@@ -1,0 +1,183 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hopper-queue/hopper/budget"
+	"github.com/redis/rueidis"
+)
+
+// DefaultTombstoneTTL is how long a published build id stays burnt: while
+// its tombstone lives, the id is never published again, even after the
+// build's own keys expire.
+const DefaultTombstoneTTL = 7 * 24 * time.Hour
+
+// unitsPerHSET bounds one HSET of zeroed unit states, so that a suite of
+// many units does not become one huge command.
+const unitsPerHSET = 1000
+
+// Publish lays the build out from m, holding lease, in one WATCH/MULTI/EXEC
+// over the leader, tombstone and meta keys. Checked in this order, each
+// refusal writing nothing:
+//   - the leader is not lease: ErrLeaseLost;
+//   - the tombstone exists (the id was published before): ErrBuildBurnt;
+//   - meta exists: ErrAlreadyPublished.
+//
+// Success (m has no load errors): both unit streams are made afresh with the
+// consumer group at 0, each unit is added to the units stream in order with
+// a zeroed unit_state, and meta gets m's fields with state ready, ready_at
+// (server time), finalized_count 0 and requeued_units_count 0. Failure mode
+// (m has load errors): meta gets m's fields with state init_failed and
+// ready_at; no stream is made. Either way the tombstone is set for
+// tombstoneTTL (zero: DefaultTombstoneTTL) and every live key gets m's TTL.
+// Meta also records lease's token as the publisher.
+//
+// m is checked before anything is sent (ErrInvalidArgument, naming the bad
+// value). ErrOutcomeUnknown: the connection broke after the commit was sent
+// and a look at meta could not tell whether it applied; Status or Join will.
+func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneTTL time.Duration) error {
+	if err := lease.check(); err != nil {
+		return err
+	}
+	if err := b.checkLifecycleKeys(); err != nil {
+		return err
+	}
+	m, err := m.normalized(b.opts.TTL)
+	if err != nil {
+		return err
+	}
+	if tombstoneTTL == 0 {
+		tombstoneTTL = DefaultTombstoneTTL
+	}
+	if tombstoneTTL < time.Millisecond {
+		return errInvalid("tombstone TTL %v is below one millisecond", tombstoneTTL)
+	}
+	fields := m.metaFields()
+	fields[metaPublisher] = lease.Token
+
+	wait := b.opts.BackoffFloor
+	for n := 1; ; n++ {
+		var ambiguous bool
+		err := b.client.Dedicated(func(c rueidis.DedicatedClient) error {
+			return b.publishOnce(ctx, c, lease, m, fields, tombstoneTTL, &ambiguous)
+		})
+		if ambiguous {
+			s, serr := b.Status(context.WithoutCancel(ctx))
+			if serr == nil && s.Published && s.Publisher == lease.Token {
+				return nil
+			}
+			return fmt.Errorf("%w: publishing %s: %v", ErrOutcomeUnknown, b.keys.Meta, err)
+		}
+		if !errors.Is(err, errAborted) {
+			return err
+		}
+		// A watched key moved (the lease expired, or someone published):
+		// look again, and the checks will say what happened.
+		if n >= b.opts.MaxAttempts {
+			return fmt.Errorf("%w after %d attempts to publish", ErrContention, n)
+		}
+		if err := sleep(ctx, jitter(wait)); err != nil {
+			return err
+		}
+		wait = min(wait*2, b.opts.BackoffCeil)
+	}
+}
+
+func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, lease Lease, m Manifest, fields map[string]string, tombstoneTTL time.Duration, ambiguous *bool) error {
+	k := b.keys
+	res := c.DoMulti(ctx,
+		c.B().Watch().Key(k.Leader, k.Exists, k.Meta).Build(),
+		c.B().Get().Key(k.Leader).Build(),
+		c.B().Exists().Key(k.Exists).Build(),
+		c.B().Exists().Key(k.Meta).Build(),
+		c.B().Time().Build())
+	if err := res[0].Error(); err != nil {
+		return err
+	}
+	leader, _, err := optionalString(res[1])
+	if err != nil {
+		unwatch(c)
+		return err
+	}
+	tomb, err1 := res[2].AsInt64()
+	meta, err2 := res[3].AsInt64()
+	now, err3 := nowMS(res[4])
+	if err := errors.Join(err1, err2, err3); err != nil {
+		unwatch(c)
+		return err
+	}
+	switch {
+	case leader != lease.Token:
+		unwatch(c)
+		return fmt.Errorf("%w: %s holds %q, not %q", ErrLeaseLost, k.Leader, leader, lease.Token)
+	case tomb == 1:
+		unwatch(c)
+		return fmt.Errorf("%w: tombstone %s exists (published before): choose a new build id", ErrBuildBurnt, k.Exists)
+	case meta == 1:
+		unwatch(c)
+		return fmt.Errorf("%w: %s exists", ErrAlreadyPublished, k.Meta)
+	}
+
+	cmds := rueidis.Commands{c.B().Multi().Build()}
+	metaSet := c.B().Hset().Key(k.Meta).FieldValue()
+	for f, v := range fields {
+		metaSet = metaSet.FieldValue(f, v)
+	}
+	readyAt := strconv.FormatInt(now, 10)
+	if len(m.LoadErrors) > 0 {
+		cmds = append(cmds, metaSet.FieldValue(metaState, stateInitFailed).FieldValue(metaReadyAt, readyAt).Build())
+	} else {
+		cmds = append(cmds, c.B().Del().Key(k.Units, k.Priority).Build())
+		for _, s := range []string{k.Units, k.Priority} {
+			cmds = append(cmds, c.B().XgroupCreate().Key(s).Group(Group).Id("0").Mkstream().Build())
+		}
+		for _, id := range m.UnitIDs {
+			cmds = append(cmds, c.B().Xadd().Key(k.Units).Id("*").FieldValue().FieldValue("id", id).FieldValue("type", m.UnitType).Build())
+		}
+		zero := string(budget.State{}.Encode())
+		for start := 0; start < len(m.UnitIDs); start += unitsPerHSET {
+			set := c.B().Hset().Key(k.UnitState).FieldValue()
+			for _, id := range m.UnitIDs[start:min(start+unitsPerHSET, len(m.UnitIDs))] {
+				set = set.FieldValue(id, zero)
+			}
+			cmds = append(cmds, set.Build())
+		}
+		cmds = append(cmds, metaSet.
+			FieldValue(metaState, stateReady).FieldValue(metaReadyAt, readyAt).
+			FieldValue(metaFinalized, "0").FieldValue(metaRequeuedUnits, "0").Build())
+	}
+	cmds = append(cmds, c.B().Set().Key(k.Exists).Value(tombstoneValue).PxMilliseconds(tombstoneTTL.Milliseconds()).Build())
+	for _, key := range k.live() {
+		cmds = append(cmds, c.B().Pexpire().Key(key).Milliseconds(m.TTL.Milliseconds()).Build())
+	}
+	cmds = append(cmds, c.B().Exec().Build())
+
+	res = c.DoMulti(ctx, cmds...)
+	for _, r := range res {
+		if e := r.NonRedisError(); e != nil {
+			*ambiguous = true
+			return e
+		}
+	}
+	exec := res[len(res)-1]
+	if err := exec.Error(); err != nil {
+		if rueidis.IsRedisNil(err) {
+			return errAborted
+		}
+		return fmt.Errorf("queue: publish refused: %w", err)
+	}
+	replies, err := exec.ToArray()
+	if err != nil {
+		return fmt.Errorf("queue: publish reply: %w", err)
+	}
+	for i, r := range replies {
+		if err := r.Error(); err != nil {
+			return fmt.Errorf("queue: command %d of the publish failed, the rest was applied: %w", i+1, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package queue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Defaults of ReserveOptions.
+const (
+	// DefaultBlock is how long Reserve waits for a new unit.
+	DefaultBlock = time.Second
+	// DefaultMaxReclaims is how often a unit may be taken from a lost owner
+	// when the build's meta does not say.
+	DefaultMaxReclaims = 3
+)
+
+// ReserveOptions are a worker's own values for Reserve. The zero value means
+// every default.
+type ReserveOptions struct {
+	// Timeout is how long an entry's owner may stay silent before this
+	// worker reclaims it. Default DefaultTimeout.
+	Timeout time.Duration
+	// MaxReclaims is the reclaim budget used only when meta lacks one (the
+	// publisher froze its own). Zero means DefaultMaxReclaims; a negative
+	// value means none.
+	MaxReclaims int
+	// Block is how long to wait on the units stream when nothing is there.
+	// Default DefaultBlock.
+	Block time.Duration
+}
+
+func (o ReserveOptions) withDefaults() (ReserveOptions, error) {
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Timeout < time.Millisecond {
+		return o, errInvalid("reclaim timeout %v is below one millisecond", o.Timeout)
+	}
+	switch {
+	case o.MaxReclaims == 0:
+		o.MaxReclaims = DefaultMaxReclaims
+	case o.MaxReclaims < 0:
+		o.MaxReclaims = 0
+	}
+	if o.Block == 0 {
+		o.Block = DefaultBlock
+	}
+	if o.Block < time.Millisecond {
+		return o, errInvalid("block %v is below one millisecond", o.Block)
+	}
+	return o, nil
+}
+
+// Reserve gives worker its next unit, if any:
+//  1. Reclaim first: a unit whose owner has been silent for opts.Timeout is
+//     taken over (or, past its reclaim budget, finalized as failed, which
+//     gives nothing).
+//  2. Else a new entry of the priority stream (requeued units), without
+//     waiting, then of the units stream, waiting up to opts.Block.
+//  3. A new entry is accounted for (a delivered event). If someone reclaimed
+//     it between the read and the accounting, the worker took nothing and
+//     nothing is recorded.
+//
+// ok is false when there was nothing to take. An empty queue is not the end
+// of the build: lost units come back through reclaims (see Progress).
+// ErrCorrupt: meta, a unit's state or a consumer group (NOGROUP) is missing.
+// When ctx ends between the read and the accounting, the entry stays
+// pending under worker's name and is reclaimed after the timeout.
+func (b *Build) Reserve(ctx context.Context, worker string, opts ReserveOptions) (r Reservation, ok bool, err error) {
+	if err := checkID("worker id", worker); err != nil {
+		return Reservation{}, false, err
+	}
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return Reservation{}, false, err
+	}
+	rc, err := b.Reclaim(ctx, worker, opts.Timeout, opts.MaxReclaims)
+	if err != nil {
+		return Reservation{}, false, corruptIfNoGroup(err)
+	}
+	if rc.Status == ReclaimTaken {
+		return rc.Reservation, true, nil
+	}
+	for _, s := range []Stream{StreamPriority, StreamUnits} {
+		read := b.client.B().Xreadgroup().Group(Group, worker).Count(1)
+		var cmd rueidis.Completed
+		if s == StreamPriority {
+			cmd = read.Streams().Key(b.keys.Priority).Id(">").Build()
+		} else {
+			// A blocking command: rueidis sends it on a connection of its
+			// own, so the wait holds up no other command.
+			cmd = read.Block(opts.Block.Milliseconds()).Streams().Key(b.keys.Units).Id(">").Build()
+		}
+		entries, err := b.client.Do(ctx, cmd).AsXRead()
+		if rueidis.IsRedisNil(err) {
+			continue
+		}
+		if err != nil {
+			return Reservation{}, false, corruptIfNoGroup(fmt.Errorf("queue: XREADGROUP %s: %w", s, err))
+		}
+		for _, list := range entries {
+			if len(list) == 0 {
+				continue
+			}
+			return b.account(ctx, worker, s, list[0])
+		}
+	}
+	return Reservation{}, false, nil
+}
+
+// account turns a freshly read entry into a reservation.
+func (b *Build) account(ctx context.Context, worker string, s Stream, x rueidis.XRangeEntry) (Reservation, bool, error) {
+	unit, ok := x.FieldValues["id"]
+	if !ok {
+		return Reservation{}, false, fmt.Errorf("%w: %s entry %s has no id field", ErrCorrupt, s, x.ID)
+	}
+	typ := x.FieldValues["type"]
+	if typ == "" {
+		typ = DefaultUnitType
+	}
+	d, err := b.AccountDelivery(ctx, worker, s, x.ID, unit)
+	if errors.Is(err, ErrStale) {
+		return Reservation{}, false, nil
+	}
+	if err != nil {
+		return Reservation{}, false, err
+	}
+	return Reservation{
+		WorkerID: worker, Stream: s, EntryID: x.ID, UnitID: unit, UnitType: typ,
+		DeliveryCount: d.DeliveryCount, RetryIndex: d.RetryIndex, ReclaimCount: d.ReclaimCount,
+	}, true, nil
+}
+
+// corruptIfNoGroup reports a missing consumer group (or stream) as the
+// build corruption it is: both are made by Publish and never deleted.
+func corruptIfNoGroup(err error) error {
+	var re *rueidis.RedisError
+	if errors.As(err, &re) && strings.HasPrefix(re.Error(), "NOGROUP") {
+		return fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	return err
+}

@@ -69,6 +69,11 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 					return e
 				}
 			}
+			for _, r := range res[:len(res)-1] {
+				if err := r.Error(); isRedirect(err) {
+					return err // refused while queueing: EXECABORT, nothing applied
+				}
+			}
 			exec := res[len(res)-1]
 			if err := exec.Error(); err != nil {
 				if rueidis.IsRedisNil(err) {
@@ -100,14 +105,21 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 			}
 			err = errAborted // not applied, and now it never will be: try again
 		}
-		if !errors.Is(err, errAborted) && !errors.Is(err, errRetry) {
+		redirected := isRedirect(err)
+		if !errors.Is(err, errAborted) && !errors.Is(err, errRetry) && !redirected {
 			return err
 		}
 		if n >= b.opts.MaxAttempts {
 			return fmt.Errorf("%w after %d attempts", ErrContention, n)
 		}
 		b.meter.retry(ctx, mode)
-		if errors.Is(err, errAborted) {
+		if redirected {
+			// The build's slot moved (cluster resharding or failover). A
+			// dedicated connection does not follow redirects; a plain command
+			// on the slot does, and refreshes the client's slot map.
+			_ = b.client.Do(ctx, b.client.B().Exists().Key(workerGuard).Build()).Error()
+		}
+		if errors.Is(err, errAborted) || redirected {
 			b.meter.abort(ctx, mode)
 			if err := sleep(ctx, jitter(wait)); err != nil {
 				return err
@@ -229,4 +241,17 @@ func nowMS(r rueidis.RedisResult) (int64, error) {
 		return 0, fmt.Errorf("queue: TIME reply %v is not numeric", parts)
 	}
 	return sec*1000 + usec/1000, nil
+}
+
+// isRedirect tells the errors after which a transaction starts over on the
+// node that now serves the build's slot: MOVED, ASK, TRYAGAIN, CLUSTERDOWN.
+func isRedirect(err error) bool {
+	var re *rueidis.RedisError
+	if !errors.As(err, &re) {
+		return false
+	}
+	if _, ok := re.IsRedirect(); ok {
+		return true
+	}
+	return re.IsTryAgain() || re.IsClusterDown()
 }

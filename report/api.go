@@ -1,0 +1,68 @@
+package report
+
+// This file holds the package's fixed vocabulary (exit codes, verdicts,
+// defaults, errors); the types and functions live in the files named after
+// each idea: queries.go (Log), meta.go, verdict.go (Judge), wait.go (Run),
+// console.go, summary.go, junit.go.
+
+import (
+	"errors"
+	"time"
+)
+
+// Exit codes of a build's report (and of the command that prints it). They
+// are the process exit codes CI reads, so their values are fixed.
+const (
+	// ExitOK: every unit finalized passed.
+	ExitOK = 0
+	// ExitTestFailure: a unit failed, or the build selected too few examples.
+	ExitTestFailure = 1
+	// ExitInfrastructure: the build never appeared, Redis could not be read,
+	// or the build's state is unreadable.
+	ExitInfrastructure = 2
+	// ExitIncomplete: the build exists but no verdict can be given: units
+	// were never finalized, the state expired, or publishing failed.
+	ExitIncomplete = 3
+	// ExitAborted: a worker aborted a unit that overran its budget. The
+	// report never returns it; it is here so every hopper exit code has one
+	// name.
+	ExitAborted = 4
+)
+
+// Verdict is the report's one-word answer, the "verdict" of the JSON summary.
+type Verdict string
+
+// Verdicts, with the exit code each one gives (Verdict.ExitCode).
+const (
+	VerdictPassed      Verdict = "passed"      // ExitOK
+	VerdictFailed      Verdict = "failed"      // ExitTestFailure
+	VerdictIncomplete  Verdict = "incomplete"  // ExitIncomplete
+	VerdictInitFailed  Verdict = "init_failed" // ExitIncomplete
+	VerdictExpired     Verdict = "expired"     // ExitIncomplete
+	VerdictMissing     Verdict = "missing"     // ExitInfrastructure
+	VerdictUnreachable Verdict = "unreachable" // ExitInfrastructure
+	VerdictCorrupt     Verdict = "corrupt"     // ExitInfrastructure
+)
+
+// Defaults of Options (SPEC section 11, `report` flags).
+const (
+	DefaultPollInterval    = time.Second
+	DefaultInitTimeout     = 300 * time.Second
+	DefaultTimeout         = 1080 * time.Second
+	DefaultInactiveTimeout = 300 * time.Second
+)
+
+// Errors returned by this package, wrapped with the detail; check them with
+// errors.Is.
+var (
+	// ErrInvalidOptions: an Options value was refused; nothing was read.
+	ErrInvalidOptions = errors.New("report: invalid options")
+	// ErrUnreachable: Redis could not be read. Run reports it as
+	// VerdictUnreachable rather than returning it.
+	ErrUnreachable = errors.New("report: redis unreachable")
+	// ErrCorrupt: the build's keys hold something the report cannot read (a
+	// malformed event, a meta field that is not a number). Run reports it as
+	// VerdictCorrupt rather than returning it: an unreadable log must never
+	// read as green.
+	ErrCorrupt = errors.New("report: build state unreadable")
+)

@@ -1,0 +1,57 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// WriteConsole writes the report as the original prints it, for people
+// reading a CI log:
+//
+//	report: build <id>: <verdict>
+//	  <headline>
+//	  units: <n> total, <n> finalized; examples: <n> selected
+//	  <one line per detail>
+//	  flaky (passed after requeue): <unit>, <unit>
+//	  abandoned (exceeded --max-unit-duration): <unit>
+//	  worker error: <worker> <phase> <class>: <message>
+//
+// The flaky, abandoned and worker-error lines appear only when there is
+// something to list, and only for a build with a manifest. Messages are cut
+// to their first line so each entry stays one line. It returns the first
+// write error.
+func (r *Report) WriteConsole(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "report: build %s: %s\n", r.BuildID, r.Verdict)
+	fmt.Fprintf(bw, "  %s\n", r.Headline)
+	fmt.Fprintf(bw, "  units: %s\n", r.unitsLine())
+	for _, d := range r.Details {
+		fmt.Fprintf(bw, "  %s\n", d)
+	}
+	if r.Meta != nil {
+		if flaky := r.log().Flaky(); len(flaky) > 0 {
+			fmt.Fprintf(bw, "  flaky (passed after requeue): %s\n", strings.Join(flaky, ", "))
+		}
+		if abandoned := r.log().Abandoned(); len(abandoned) > 0 {
+			fmt.Fprintf(bw, "  abandoned (exceeded --max-unit-duration): %s\n", strings.Join(abandoned, ", "))
+		}
+		for _, e := range r.log().WorkerErrors() {
+			fmt.Fprintf(bw, "  worker error: %s %s %s: %s\n", e.WorkerID, e.Phase, e.Class, firstLine(e.Message))
+		}
+	}
+	return bw.Flush()
+}
+
+// unitsLine is the totals the build reached, or that there is no manifest.
+func (r *Report) unitsLine() string {
+	if r.Meta == nil {
+		return "unknown (no manifest)"
+	}
+	finalized := ""
+	if r.FinalizedCount != nil {
+		finalized = fmt.Sprintf(", %d finalized", *r.FinalizedCount)
+	}
+	return fmt.Sprintf("%d total%s; examples: %d selected", r.Meta.TotalUnits, finalized, r.Meta.Examples())
+}

@@ -1,0 +1,150 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Summary is the JSON summary (`--summary-out`): its fields are in the
+// SPEC's key order, which scripts and dashboards may depend on. Values the
+// report never learned are null (state, totals and manifest fields of a
+// build that never appeared); lists are never null.
+type Summary struct {
+	BuildID    string  `json:"build_id"`
+	State      *string `json:"state"`
+	Verdict    Verdict `json:"verdict"`
+	ExitCode   int     `json:"exit_code"`
+	Message    string  `json:"message"`
+	TotalUnits *int64  `json:"total_units"`
+	UnitType   *string `json:"unit_type"`
+	// TotalExamples is Meta.Examples: meta's total_examples, else the
+	// number of units.
+	TotalExamples  *int64            `json:"total_examples"`
+	FinalizedCount *int64            `json:"finalized_count"`
+	Failed         []FailedUnit      `json:"failed"`
+	Flaky          []string          `json:"flaky"`
+	NeverFinalized []UnfinalizedUnit `json:"never_finalized"`
+	Abandoned      []string          `json:"abandoned"`
+	RetryCounts    UnitCounts        `json:"retry_counts"`
+	ReclaimCounts  UnitCounts        `json:"reclaim_counts"`
+	// WorkerErrors are the worker_error events exactly as logged.
+	WorkerErrors []json.RawMessage `json:"worker_errors"`
+	// StaleRejections counts the stale_rejected events.
+	StaleRejections int       `json:"stale_rejections"`
+	Workers         workerMap `json:"workers"`
+	LoadErrors      []string  `json:"load_errors"`
+	FileArgs        []string  `json:"file_args"`
+	// Seed is a JSON number when meta's seed is an integer (as the original
+	// writes it), else a string, else null.
+	Seed        json.RawMessage `json:"seed"`
+	Fingerprint *string         `json:"fingerprint"`
+	Revision    *string         `json:"revision"`
+}
+
+// Summary returns the JSON summary of the report.
+func (r *Report) Summary() Summary {
+	s := Summary{
+		BuildID: r.BuildID, State: optional(r.State), Verdict: r.Verdict, ExitCode: r.ExitCode,
+		Message: r.Headline, FinalizedCount: r.FinalizedCount,
+		Failed: r.log().Failed(), Flaky: r.log().Flaky(), NeverFinalized: r.NeverFinalized(),
+		Abandoned: r.log().Abandoned(), RetryCounts: r.log().RetryCounts(), ReclaimCounts: r.log().ReclaimCounts(),
+		WorkerErrors: []json.RawMessage{}, StaleRejections: len(r.log().StaleRejections()),
+		Workers: workerMap(r.Workers), LoadErrors: []string{}, FileArgs: []string{}, Seed: json.RawMessage("null"),
+	}
+	for _, e := range r.log().WorkerErrors() {
+		s.WorkerErrors = append(s.WorkerErrors, e.Raw)
+	}
+	if m := r.Meta; m != nil {
+		total, examples := m.TotalUnits, m.Examples()
+		s.TotalUnits, s.TotalExamples = &total, &examples
+		s.UnitType, s.Fingerprint, s.Revision = optional(m.UnitType), optional(m.Fingerprint), optional(m.Revision)
+		if m.LoadErrors != nil {
+			s.LoadErrors = m.LoadErrors
+		}
+		if m.FileArgs != nil {
+			s.FileArgs = m.FileArgs
+		}
+		s.Seed = seedJSON(m.Seed)
+	}
+	return s
+}
+
+// JSON returns the summary pretty-printed (two-space indent, no HTML
+// escaping) with a trailing newline.
+func (s Summary) JSON() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return nil, fmt.Errorf("report: encoding summary of build %s: %w", s.BuildID, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteSummary writes the JSON summary to path, creating its parent folders.
+func (r *Report) WriteSummary(path string) error {
+	b, err := r.Summary().JSON()
+	if err != nil {
+		return err
+	}
+	return writeFile(path, b)
+}
+
+// FailedIDs is what `--failed-out` lists: the failed units, then the units
+// never finalized, so that a rerun covers everything that did not pass.
+func (r *Report) FailedIDs() []string {
+	var ids []string
+	for _, f := range r.log().Failed() {
+		ids = append(ids, f.UnitID)
+	}
+	for _, u := range r.NeverFinalized() {
+		ids = append(ids, u.UnitID)
+	}
+	return ids
+}
+
+// WriteFailed writes FailedIDs to path, one a line, creating its parent
+// folders. The file is written whatever the verdict, empty when nothing
+// failed, so a CI step that reads it never finds a stale one.
+func (r *Report) WriteFailed(path string) error {
+	var b strings.Builder
+	for _, id := range r.FailedIDs() {
+		b.WriteString(id)
+		b.WriteByte('\n')
+	}
+	return writeFile(path, []byte(b.String()))
+}
+
+func writeFile(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func seedJSON(seed string) json.RawMessage {
+	if seed == "" {
+		return json.RawMessage("null")
+	}
+	if n, err := strconv.ParseInt(seed, 10, 64); err == nil {
+		return json.RawMessage(strconv.FormatInt(n, 10))
+	}
+	b, _ := marshalNoEscape(seed)
+	return b
+}

@@ -84,7 +84,7 @@ type Build struct {
 // Open returns the build buildID on client, under the key layout of
 // BuildKeys.
 func Open(client rueidis.Client, buildID string, opts Options) (*Build, error) {
-	if err := checkID("build id", buildID); err != nil {
+	if err := checkBuildID(buildID); err != nil {
 		return nil, err
 	}
 	return OpenKeys(client, BuildKeys(buildID), opts)

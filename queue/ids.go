@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -33,4 +34,18 @@ func checkEntryID(id string) error {
 
 func errInvalid(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}
+
+// checkBuildID refuses a build id that cannot name a build: empty,
+// oversized, not UTF-8, or holding a brace. The build id is the cluster hash
+// tag of every key of the build ("hopper:{<build>}:..."); a brace in it would
+// make the tag something else than the build id.
+func checkBuildID(id string) error {
+	if err := checkID("build id", id); err != nil {
+		return err
+	}
+	if strings.ContainsAny(id, "{}") {
+		return errInvalid("build id %q holds a brace, which would change its keys' hash tag", id)
+	}
+	return nil
 }

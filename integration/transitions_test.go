@@ -404,15 +404,18 @@ func TestReclaimPriorityFirst(t *testing.T) {
 	require.NoError(t, err)
 	prio := e.reservation("w1")
 	require.Equal(t, queue.StreamPriority, prio.Stream)
-	time.Sleep(30 * time.Millisecond)
-	rc, err := e.build.Reclaim(e.ctx, "w2", 10*time.Millisecond, 3)
+	// Idle long enough to be taken, while a just-reclaimed entry (idle ~0)
+	// stays well below the timeout even on a loaded machine.
+	const timeout = 300 * time.Millisecond
+	time.Sleep(timeout + 50*time.Millisecond)
+	rc, err := e.build.Reclaim(e.ctx, "w2", timeout, 3)
 	require.NoError(t, err)
 	assert.Equal(t, queue.ReclaimTaken, rc.Status)
 	assert.Equal(t, queue.StreamPriority, rc.Reservation.Stream, "requeued work is reclaimed first")
-	rc, err = e.build.Reclaim(e.ctx, "w2", 10*time.Millisecond, 3)
+	rc, err = e.build.Reclaim(e.ctx, "w2", timeout, 3)
 	require.NoError(t, err)
 	assert.Equal(t, plain.EntryID, rc.Reservation.EntryID)
-	rc, err = e.build.Reclaim(e.ctx, "w2", 10*time.Millisecond, 3)
+	rc, err = e.build.Reclaim(e.ctx, "w2", timeout, 3)
 	require.NoError(t, err)
 	assert.Equal(t, queue.ReclaimNone, rc.Status)
 }

@@ -12,6 +12,10 @@
 // package fence), never by the stream, meta or workers keys that every
 // transition writes: transitions on different units do not abort each other.
 //
+// Around the transitions, the build's lifecycle: TryLease and Publish lay a
+// build out, Status and Join read or publish it, Reserve hands a worker its
+// next unit and Progress tells when the build is complete.
+//
 // Two ways in: the typed API on *Build, and Transition, which takes and
 // returns exactly what the reference script's callers pass and receive.
 package queue

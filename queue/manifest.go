@@ -32,7 +32,8 @@ type Manifest struct {
 	UnitIDs []string
 	// UnitType is what the units are; empty means DefaultUnitType.
 	UnitType string
-	// TotalExamples counts the tests the units hold, when known (0 if not).
+	// TotalExamples counts the tests the units hold, when known; zero means
+	// unknown and is not written (the report then counts units).
 	TotalExamples int64
 	// LoadErrors are the errors met while listing the units. A manifest with
 	// any is published in failure mode: the build's state is init_failed,
@@ -63,29 +64,28 @@ func (m Manifest) TotalUnits() int { return len(m.UnitIDs) }
 
 // Meta field names.
 const (
-	metaState          = "state"
-	metaReadyAt        = "ready_at"
-	metaFinalized      = "finalized_count"
-	metaRequeuedUnits  = "requeued_units_count"
-	metaTotalUnits     = "total_units"
-	metaTotalExamples  = "total_examples"
-	metaUnitType       = "unit_type"
-	metaUnitIDs        = "unit_ids"
-	metaLoadErrors     = "load_errors"
-	metaFingerprint    = "fingerprint"
-	metaFingerprintIn  = "fingerprint_inputs"
-	metaSeed           = "seed"
-	metaRevision       = "revision"
-	metaMaxRequeues    = "max_requeues"
-	metaTolerance      = "requeue_tolerance"
-	metaMaxReclaims    = "max_reclaims"
-	metaTimeout        = "timeout"
-	metaTTL            = "ttl"
-	metaPublisher      = "publisher"
-	stateReady         = "ready"
-	stateInitFailed    = "init_failed"
-	tombstoneValue     = "1"
-	maxManifestStrings = MaxIDBytes // bound on seed and revision
+	metaState         = "state"
+	metaReadyAt       = "ready_at"
+	metaFinalized     = "finalized_count"
+	metaRequeuedUnits = "requeued_units_count"
+	metaTotalUnits    = "total_units"
+	metaTotalExamples = "total_examples"
+	metaUnitType      = "unit_type"
+	metaUnitIDs       = "unit_ids"
+	metaLoadErrors    = "load_errors"
+	metaFingerprint   = "fingerprint"
+	metaFingerprintIn = "fingerprint_inputs"
+	metaSeed          = "seed"
+	metaRevision      = "revision"
+	metaMaxRequeues   = "max_requeues"
+	metaTolerance     = "requeue_tolerance"
+	metaMaxReclaims   = "max_reclaims"
+	metaTimeout       = "timeout"
+	metaTTL           = "ttl"
+	metaPublisher     = "publisher"
+	stateReady        = "ready"
+	stateInitFailed   = "init_failed"
+	tombstoneValue    = "1"
 )
 
 // normalized fills in m's defaults (buildTTL for TTL) and checks every value,
@@ -110,9 +110,9 @@ func (m Manifest) normalized(buildTTL time.Duration) (Manifest, error) {
 	if m.TotalExamples < 0 {
 		return m, errInvalid("total examples %d is negative", m.TotalExamples)
 	}
-	for what, s := range map[string]string{"seed": m.Seed, "revision": m.Revision} {
-		if s != "" {
-			if err := checkID(what, s); err != nil {
+	for _, f := range []struct{ what, s string }{{"seed", m.Seed}, {"revision", m.Revision}} {
+		if f.s != "" {
+			if err := checkID(f.what, f.s); err != nil {
 				return m, err
 			}
 		}
@@ -162,7 +162,6 @@ func (m Manifest) metaFields() map[string]string {
 	}
 	f := map[string]string{
 		metaTotalUnits:    strconv.Itoa(len(m.UnitIDs)),
-		metaTotalExamples: strconv.FormatInt(m.TotalExamples, 10),
 		metaUnitType:      m.UnitType,
 		metaUnitIDs:       string(jsonValue(ids)),
 		metaLoadErrors:    string(jsonValue(loadErrors)),
@@ -173,6 +172,9 @@ func (m Manifest) metaFields() map[string]string {
 		metaMaxReclaims:   strconv.Itoa(m.Budgets.MaxReclaims),
 		metaTimeout:       seconds(m.Timeout),
 		metaTTL:           seconds(m.TTL),
+	}
+	if m.TotalExamples > 0 {
+		f[metaTotalExamples] = strconv.FormatInt(m.TotalExamples, 10)
 	}
 	if m.Seed != "" {
 		f[metaSeed] = m.Seed

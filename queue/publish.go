@@ -72,11 +72,17 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 			}
 			return fmt.Errorf("%w: publishing %s: %v", ErrOutcomeUnknown, b.keys.Meta, err)
 		}
-		if !errors.Is(err, errAborted) {
+		redirected := isRedirect(err)
+		if !errors.Is(err, errAborted) && !redirected {
 			return err
 		}
 		// A watched key moved (the lease expired, or someone published):
-		// look again, and the checks will say what happened.
+		// look again, and the checks will say what happened. Or the build's
+		// slot moved: a plain command follows the redirect and refreshes the
+		// client's slot map, and the next dedicated connection goes there.
+		if redirected {
+			_ = b.client.Do(ctx, b.client.B().Exists().Key(b.keys.Leader).Build()).Error()
+		}
 		if n >= b.opts.MaxAttempts {
 			return fmt.Errorf("%w after %d attempts to publish", ErrContention, n)
 		}
@@ -161,6 +167,11 @@ func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, leas
 		if e := r.NonRedisError(); e != nil {
 			*ambiguous = true
 			return e
+		}
+	}
+	for _, r := range res[:len(res)-1] {
+		if err := r.Error(); isRedirect(err) {
+			return err // refused while queueing: EXECABORT, nothing applied
 		}
 	}
 	exec := res[len(res)-1]

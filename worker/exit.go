@@ -1,0 +1,66 @@
+package worker
+
+import (
+	"errors"
+
+	"github.com/hopper-queue/hopper/queue"
+)
+
+// Errors of Run besides the queue's and ctx's; check them with errors.Is.
+var (
+	// ErrAborted: a unit ran past MaxUnitDuration+Timeout. Its context was
+	// cancelled and Run returned without waiting for it (exit code 4).
+	ErrAborted = errors.New("worker: aborted")
+	// ErrHeartbeatLost: the heartbeat failed for longer than Timeout, so the
+	// unit may have been reclaimed; the worker gave up once the unit ended,
+	// without settling it (exit code 2).
+	ErrHeartbeatLost = errors.New("worker: heartbeat lost")
+)
+
+// Exit codes of a worker process, as the original's. A worker never exits 1
+// or 3: test failures and incomplete builds are the report's to tell.
+const (
+	ExitOK             = 0
+	ExitInfrastructure = 2
+	ExitAborted        = 4
+)
+
+// ExitCode maps Run's error to the process exit code of the original: 0 for
+// nil (the build is complete, whatever the tests did), 4 for ErrAborted, 2
+// for anything else (Redis unreachable, a corrupt or burnt build, a
+// fingerprint mismatch, init failure, a stopped worker).
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrAborted):
+		return ExitAborted
+	}
+	return ExitInfrastructure
+}
+
+// errorClass names an error for a worker_error event: the sentinel it
+// wraps when it is one of ours, else its Go type.
+func errorClass(err error) string {
+	for _, s := range []struct {
+		err  error
+		name string
+	}{
+		{queue.ErrCorrupt, "queue.ErrCorrupt"},
+		{queue.ErrContention, "queue.ErrContention"},
+		{queue.ErrOutcomeUnknown, "queue.ErrOutcomeUnknown"},
+		{queue.ErrFingerprintMismatch, "queue.ErrFingerprintMismatch"},
+		{ErrHeartbeatLost, "worker.ErrHeartbeatLost"},
+	} {
+		if errors.Is(err, s.err) {
+			return s.name
+		}
+	}
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return typeName(err)
+		}
+		err = next
+	}
+}

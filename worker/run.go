@@ -1,0 +1,112 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/queue"
+	"github.com/redis/rueidis"
+)
+
+// worker is one Run: one worker of one build.
+type worker struct {
+	cfg      Config
+	build    *queue.Build
+	fn       Func
+	manifest queue.Manifest // as published
+	logMu    sync.Mutex
+}
+
+// Run joins build cfg.BuildID as worker cfg.WorkerID (publishing suite if
+// no one has), then runs the build's units with fn, one at a time, until
+// every unit of the build is finalized; then it returns nil, whatever the
+// tests did. Several Runs with distinct worker ids may share a process and
+// a client. Run does not close client.
+//
+// Errors (see ExitCode): cfg out of range (ErrInvalidConfig); the build
+// cannot be joined (queue.InitFailedError, queue.ErrBuildBurnt,
+// queue.ErrNeverInitialized, queue.FingerprintMismatchError); the build's
+// state is missing or corrupt (queue.ErrCorrupt, recorded as a worker_error
+// with phase redis); Redis unreachable (nothing recorded); a unit ran past
+// MaxUnitDuration+Timeout (ErrAborted); the heartbeat failed for longer than
+// Timeout (ErrHeartbeatLost).
+//
+// When ctx ends, Run stops taking units and returns ctx.Err(). A unit
+// running then sees its context cancelled. If its Func still returns
+// Passed, the result is settled; any other result is discarded and the
+// unit left as it is: pending under this worker's name, no longer
+// heartbeated, so another worker reclaims it once it has been silent for
+// Timeout (spending one of its reclaims) and runs it again. The workers
+// hash keeps naming it as this worker's current unit until then.
+func Run(ctx context.Context, client rueidis.Client, suite Suite, cfg Config, fn Func) error {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return err
+	}
+	if fn == nil {
+		return fmt.Errorf("%w: nil Func", ErrInvalidConfig)
+	}
+	build, err := queue.Open(client, cfg.BuildID, queue.Options{TTL: cfg.TTL})
+	if err != nil {
+		return err
+	}
+	w := &worker{cfg: cfg, build: build, fn: fn}
+	joined, err := build.Join(ctx, cfg.WorkerID, suite.manifest(cfg), cfg.joinOptions())
+	if err != nil {
+		return fmt.Errorf("worker %s: %w", cfg.WorkerID, err)
+	}
+	w.manifest = joined.Manifest
+	verb := "joined"
+	if joined.Published {
+		verb = "initialized"
+	}
+	w.logf("%s build %s (%d units)", verb, cfg.BuildID, joined.Manifest.TotalUnits())
+	return w.loop(ctx)
+}
+
+// loop takes and runs units until the build is complete (SPEC section 4).
+func (w *worker) loop(ctx context.Context) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		r, ok, err := w.build.Reserve(ctx, w.cfg.WorkerID, w.cfg.reserveOptions())
+		if err != nil {
+			return w.fail(ctx, events.PhaseReserve, "", err)
+		}
+		if ok {
+			if err := w.work(ctx, r); err != nil {
+				return err
+			}
+		} else if err := w.build.Liveness(ctx, w.cfg.WorkerID, ""); err != nil {
+			return w.fail(ctx, events.PhaseRedis, "", err)
+		}
+		p, err := w.build.Progress(ctx)
+		if err != nil {
+			return w.fail(ctx, events.PhaseRedis, "", err)
+		}
+		if p.Complete() {
+			return nil
+		}
+	}
+}
+
+// fail ends the worker with err. A corrupt build is recorded (phase redis),
+// as is any error Redis itself replied during phase; an unreachable Redis,
+// or the worker's own stop, is not.
+func (w *worker) fail(ctx context.Context, phase, unit string, err error) error {
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return ctx.Err() // the worker was stopped: not a failure to record
+	}
+	var redisErr *rueidis.RedisError
+	switch {
+	case errors.Is(err, queue.ErrCorrupt):
+		w.recordError(ctx, events.PhaseRedis, unit, err, nil)
+	case errors.As(err, &redisErr), errors.Is(err, queue.ErrContention):
+		w.recordError(ctx, phase, unit, err, nil)
+	}
+	return fmt.Errorf("worker %s: %w", w.cfg.WorkerID, err)
+}

@@ -1,0 +1,60 @@
+package worker
+
+import (
+	"github.com/hopper-queue/hopper/fingerprint"
+	"github.com/hopper-queue/hopper/queue"
+)
+
+// Suite is what a build runs, as each worker computes it. Every worker of a
+// build must compute the same units, unit type, command and revision: the
+// first to arrive publishes them, and the others compare fingerprints.
+type Suite struct {
+	// Units are the unit ids, in the order they are served.
+	Units []string
+	// UnitType is what the units are; default "file".
+	UnitType string
+	// Command is the template the units run under (e.g. "go test {unit}").
+	// It is part of the fingerprint only: workers running another command
+	// are running another suite.
+	Command string
+	// Revision is the source revision under test, when known.
+	Revision string
+	// Seed is the ordering seed, when there is one. Informational.
+	Seed string
+	// TotalExamples counts the tests in the units, when known.
+	TotalExamples int64
+	// LoadErrors are errors met while listing the units. If the worker that
+	// publishes has any, the build fails to initialize and every worker's
+	// Run returns them (queue.InitFailedError).
+	LoadErrors []string
+}
+
+// Fingerprint is the suite's fingerprint, as published in meta.
+func (s Suite) Fingerprint() fingerprint.Fingerprint {
+	return fingerprint.Of(fingerprint.Inputs{
+		UnitIDs: s.Units, UnitType: s.unitType(), Command: s.Command, Revision: s.Revision,
+	})
+}
+
+func (s Suite) unitType() string {
+	if s.UnitType == "" {
+		return queue.DefaultUnitType
+	}
+	return s.UnitType
+}
+
+// manifest is what this worker publishes if it comes first.
+func (s Suite) manifest(c Config) queue.Manifest {
+	return queue.Manifest{
+		UnitIDs:       s.Units,
+		UnitType:      s.unitType(),
+		TotalExamples: s.TotalExamples,
+		LoadErrors:    s.LoadErrors,
+		Seed:          s.Seed,
+		Revision:      s.Revision,
+		Fingerprint:   s.Fingerprint(),
+		Budgets:       c.budgets(),
+		Timeout:       c.Timeout,
+		TTL:           c.TTL,
+	}
+}

@@ -1,0 +1,79 @@
+package worker
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"strings"
+
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/queue"
+)
+
+// attempt is what the Func's goroutine hands back.
+type attempt struct {
+	res       Result
+	panicked  error
+	backtrace []string
+}
+
+// work runs one reservation: the Func beside its heartbeat, then the
+// settlement (SPEC sections 5 and 6).
+func (w *worker) work(ctx context.Context, r queue.Reservation) error {
+	start := w.cfg.Clock.Now()
+	unitCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan attempt, 1) // buffered: an aborted Func may return after Run did
+	go w.attempt(unitCtx, r, done)
+	hb := w.startHeartbeat(context.WithoutCancel(ctx), r, start)
+
+	var a attempt
+	select {
+	case a = <-done:
+		hb.finish()
+	case <-hb.abort:
+		cancel()
+		<-hb.done
+		return fmt.Errorf("worker %s: %w: %s ran past %ss (max unit duration) + %ss (timeout)",
+			w.cfg.WorkerID, ErrAborted, r.UnitID, seconds(w.cfg.MaxUnitDuration), seconds(w.cfg.Timeout))
+	}
+	res := a.res
+	if res.Duration <= 0 {
+		res.Duration = w.cfg.Clock.Now().Sub(start)
+	}
+	if a.panicked != nil {
+		w.recordError(ctx, events.PhaseExecution, r.UnitID, a.panicked, a.backtrace)
+	}
+	switch {
+	case hb.corrupt != nil:
+		return w.fail(ctx, events.PhaseRedis, r.UnitID, hb.corrupt)
+	case hb.lost != nil:
+		return fmt.Errorf("worker %s: %w", w.cfg.WorkerID, hb.lost)
+	case ctx.Err() != nil && !res.passed():
+		w.logf("stopping: %s left for another worker to reclaim", r.UnitID)
+		return ctx.Err()
+	}
+	if err := w.settle(ctx, r, res); err != nil {
+		return err
+	}
+	return ctx.Err()
+}
+
+// attempt runs the Func, turning a panic into a failed result that is not
+// retried (the worker's code, not the unit, broke).
+func (w *worker) attempt(ctx context.Context, r queue.Reservation, out chan<- attempt) {
+	defer func() {
+		if p := recover(); p != nil {
+			stack := strings.Split(strings.TrimSpace(string(debug.Stack())), "\n")
+			msg := fmt.Sprint(p)
+			out <- attempt{
+				res: Result{Outcome: Failed, NoRequeue: true, Errors: []events.ErrorEntry{{
+					ExampleID: r.UnitID, Description: "worker Func panicked", Class: "panic", Message: msg, Backtrace: stack,
+				}}},
+				panicked:  fmt.Errorf("panic running %s: %s", r.UnitID, msg),
+				backtrace: stack,
+			}
+		}
+	}()
+	out <- attempt{res: w.fn(ctx, r)}
+}

@@ -1,6 +1,8 @@
 package budget_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"testing"
 
@@ -166,6 +168,31 @@ func FuzzDecodeState(f *testing.F) {
 		back, err := budget.DecodeState(s.Encode())
 		if err != nil || back != s {
 			t.Fatalf("round trip of %q: got %+v, %v, want %+v", raw, back, err, s)
+		}
+	})
+}
+
+func FuzzDecodeStateFastAgrees(f *testing.F) {
+	f.Add([]byte(`{"retry_index":1,"reclaim_count":2,"entered_retry":true}`))
+	f.Add([]byte(`{"retry_index":01,"reclaim_count":2,"entered_retry":false}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var wire struct {
+			RetryIndex   *float64 `json:"retry_index"`
+			ReclaimCount *float64 `json:"reclaim_count"`
+			EnteredRetry *bool    `json:"entered_retry"`
+		}
+		s, err := budget.DecodeState(raw)
+		if json.Unmarshal(raw, &wire) != nil || wire.RetryIndex == nil || wire.ReclaimCount == nil {
+			if err == nil && !bytes.Equal(raw, s.Encode()) {
+				t.Fatalf("%q decoded to %+v though it is not a valid state", raw, s)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("%q: %v", raw, err)
+		}
+		if s.RetryIndex != int64(*wire.RetryIndex) || s.ReclaimCount != int64(*wire.ReclaimCount) {
+			t.Fatalf("%q: got %+v", raw, s)
 		}
 	})
 }

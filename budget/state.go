@@ -23,6 +23,9 @@ func (s State) Encode() []byte {
 // false; anything that is not a JSON object with numeric counters is an
 // error, since the unit's budget cannot be known from it.
 func DecodeState(raw []byte) (State, error) {
+	if s, ok := decodeStateFast(raw); ok {
+		return s, nil
+	}
 	var wire struct {
 		RetryIndex   *float64 `json:"retry_index"`
 		ReclaimCount *float64 `json:"reclaim_count"`
@@ -39,4 +42,52 @@ func DecodeState(raw []byte) (State, error) {
 		s.EnteredRetry = *wire.EnteredRetry
 	}
 	return s, nil
+}
+
+// decodeStateFast reads the exact layout Encode writes, which is every value
+// a build holds unless someone wrote it by hand, without encoding/json's
+// reflection: every transition reads one.
+func decodeStateFast(raw []byte) (State, bool) {
+	var s State
+	rest, ok := cutPrefix(raw, `{"retry_index":`)
+	if !ok {
+		return s, false
+	}
+	if s.RetryIndex, rest, ok = cutInt(rest); !ok {
+		return s, false
+	}
+	if rest, ok = cutPrefix(rest, `,"reclaim_count":`); !ok {
+		return s, false
+	}
+	if s.ReclaimCount, rest, ok = cutInt(rest); !ok {
+		return s, false
+	}
+	switch string(rest) {
+	case `,"entered_retry":true}`:
+		s.EnteredRetry = true
+	case `,"entered_retry":false}`:
+	default:
+		return s, false
+	}
+	return s, true
+}
+
+func cutPrefix(b []byte, prefix string) ([]byte, bool) {
+	if len(b) < len(prefix) || string(b[:len(prefix)]) != prefix {
+		return b, false
+	}
+	return b[len(prefix):], true
+}
+
+// cutInt reads a non-negative decimal integer of at most 18 digits.
+func cutInt(b []byte) (int64, []byte, bool) {
+	var n int64
+	i := 0
+	for ; i < len(b) && i < 18 && b[i] >= '0' && b[i] <= '9'; i++ {
+		n = n*10 + int64(b[i]-'0')
+	}
+	if i == 0 || (i < len(b) && b[i] >= '0' && b[i] <= '9') || (i > 1 && b[0] == '0') {
+		return 0, b, false
+	}
+	return n, b[i:], true
 }

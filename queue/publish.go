@@ -63,7 +63,7 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 	for n := 1; ; n++ {
 		var ambiguous bool
 		err := b.client.Dedicated(func(c rueidis.DedicatedClient) error {
-			return b.publishOnce(ctx, c, lease, m, fields, tombstoneTTL, &ambiguous)
+			return b.publishOnce(dedicatedContext(ctx), c, lease, m, fields, tombstoneTTL, &ambiguous)
 		})
 		if ambiguous {
 			s, serr := b.Status(context.WithoutCancel(ctx))

@@ -42,14 +42,25 @@ var errRetry = errors.New("queue: retry")
 // lost is resolved (see resolve).
 //
 // On return, either the transition's writes were applied exactly once
-// (nil error), or none were (any other error but ErrOutcomeUnknown).
+// (nil error), or none were (any other error but ErrOutcomeUnknown). The
+// caller's cancellation takes effect between attempts: an attempt in flight
+// runs to its end (bounded by the client's connection timeouts), so that a
+// cancelled caller is never left not knowing what it committed.
+//
+// Deadline-free contexts are not passed to the dedicated connection: rueidis
+// would switch that pooled connection to its background pipeline for good,
+// and every later return to the pool would cost one more round trip.
 func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attempt) error {
 	wait := b.opts.BackoffFloor
+	dctx := dedicatedContext(ctx)
 	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		token := newToken()
 		var ambiguous bool
 		err := b.client.Dedicated(func(c rueidis.DedicatedClient) error {
-			writes, err := try(ctx, c, token)
+			writes, err := try(dctx, c, token)
 			if u, ok := err.(errUnwatched); ok {
 				return u.err
 			}
@@ -62,7 +73,7 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 			cmds = append(cmds, writes...)
 			cmds = append(cmds, c.B().Set().Key(workerGuard).Value(token).PxMilliseconds(b.ttlMS).Build())
 			cmds = append(cmds, c.B().Exec().Build())
-			res := c.DoMulti(ctx, cmds...)
+			res := c.DoMulti(dctx, cmds...)
 			for _, r := range res {
 				if e := r.NonRedisError(); e != nil {
 					ambiguous = true
@@ -243,9 +254,21 @@ func nowMS(r rueidis.RedisResult) (int64, error) {
 	return sec*1000 + usec/1000, nil
 }
 
+// dedicatedContext is ctx when it has a deadline, else ctx without its
+// cancellation (see commit).
+func dedicatedContext(ctx context.Context) context.Context {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
+}
+
 // isRedirect tells the errors after which a transaction starts over on the
 // node that now serves the build's slot: MOVED, ASK, TRYAGAIN, CLUSTERDOWN.
 func isRedirect(err error) bool {
+	if err == nil {
+		return false
+	}
 	var re *rueidis.RedisError
 	if !errors.As(err, &re) {
 		return false

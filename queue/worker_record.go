@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 )
 
 // workerRecord is a worker's entry in the workers hash:
@@ -31,6 +33,9 @@ func setCurrent(unit string) current { return current{unit: unit} }
 func parseWorkerRecord(raw string, found bool) (workerRecord, error) {
 	if !found {
 		return workerRecord{}, nil
+	}
+	if rec, ok := parseWorkerRecordFast(raw); ok {
+		return rec, nil
 	}
 	var wire struct {
 		LastSeen    float64         `json:"last_seen"`
@@ -85,4 +90,103 @@ func jsonString(s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return bytes.TrimRight(buf.Bytes(), "\n")
+}
+
+// parseWorkerRecordFast reads the exact layout touch writes (a current unit
+// without escapes), without encoding/json's reflection: every transition
+// reads one. Anything else goes the slow, general way.
+func parseWorkerRecordFast(raw string) (workerRecord, bool) {
+	var rec workerRecord
+	rest, ok := strings.CutPrefix(raw, `{"last_seen":`)
+	if !ok {
+		return rec, false
+	}
+	num, rest, ok := strings.Cut(rest, `,"current_unit":`)
+	if !ok {
+		return rec, false
+	}
+	seen, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || !isJSONNumber(num) {
+		return rec, false
+	}
+	rec.lastSeen = seen
+	switch {
+	case strings.HasPrefix(rest, "null,"):
+		rest = rest[len("null,"):]
+	case strings.HasPrefix(rest, `"`):
+		end := strings.IndexByte(rest[1:], '"')
+		if end < 0 {
+			return rec, false
+		}
+		unit := rest[1 : end+1]
+		if !plainJSONString(unit) {
+			return rec, false
+		}
+		rec.currentUnit = json.RawMessage(rest[:end+2])
+		if rest = rest[end+2:]; !strings.HasPrefix(rest, ",") {
+			return rec, false
+		}
+		rest = rest[1:]
+	default:
+		return rec, false
+	}
+	num, ok = strings.CutPrefix(rest, `"processed":`)
+	if !ok || !strings.HasSuffix(num, "}") {
+		return rec, false
+	}
+	num = num[:len(num)-1]
+	p, err := strconv.ParseFloat(num, 64)
+	if err != nil || !isJSONNumber(num) {
+		return rec, false
+	}
+	rec.processed = p
+	return rec, true
+}
+
+// isJSONNumber reports whether s is a number as JSON spells one, which
+// strconv is more lenient about ("00", "+1", "0x1p3", "Inf").
+func isJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	digits := func() int {
+		n := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+			n++
+		}
+		return n
+	}
+	start := i
+	if n := digits(); n == 0 || (n > 1 && s[start] == '0') {
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// plainJSONString reports whether s can stand between quotes in JSON as it
+// is: valid UTF-8, no escapes, no control characters.
+func plainJSONString(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == '\\' {
+			return false
+		}
+	}
+	return utf8.ValidString(s)
 }

@@ -19,7 +19,7 @@ ifneq ($(REFERENCE_SCRIPT),)
 export HOPPER_REFERENCE_SCRIPT ?= $(REFERENCE_SCRIPT)
 endif
 
-.PHONY: test redis-image bench lint
+.PHONY: test redis-image bench bench-quick lint
 
 test: redis-image
 	$(GO) vet ./...
@@ -33,10 +33,30 @@ test: redis-image
 redis-image:
 	bash .ci/redis-image.sh
 
+# The harness of issue 5 (bench/): drains builds with 1, 8, 32 and 128
+# workers, ours and the reference script alternating when the script is
+# found, and prints the table; then the packages' micro-benchmarks. Tune with
+# HOPPER_BENCH_UNITS (2000), HOPPER_BENCH_ROUNDS (3), HOPPER_BENCH_WORKERS
+# (1,8,32,128) and HOPPER_BENCH_CTX (cancel). bench-quick: a smaller build.
 bench: redis-image
+	HOPPER_BENCH=1 $(GO) test -count=1 -run '^TestBench$$' -v -timeout 30m ./bench
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+bench-quick: redis-image
+	HOPPER_BENCH=1 HOPPER_BENCH_UNITS=$${HOPPER_BENCH_UNITS:-400} HOPPER_BENCH_ROUNDS=$${HOPPER_BENCH_ROUNDS:-1} \
+		$(GO) test -count=1 -run '^TestBench$$' -v -timeout 10m ./bench
 
 lint:
 	$(GO) vet ./...
 	@out="$$($(GOFMT) -l .)"; if [ -n "$$out" ]; then \
 		echo "gofmt -l: these files need gofmt -w:"; echo "$$out"; exit 1; fi
+
+# The hopper command (issue 4), built into bin/.
+.PHONY: hopper demo
+hopper:
+	$(GO) build -o bin/hopper ./cmd/hopper
+
+# The main job of the README on the embedded server: `hopper run` over the
+# demo suite in demo/suite, ending with the report (demo/run.sh).
+demo: hopper
+	bash demo/run.sh bin/hopper

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // Head is what every unit-scoped event starts with: whose unit, which worker,
@@ -152,4 +153,18 @@ func kindOf(b []byte) string {
 		return "null"
 	}
 	return "number"
+}
+
+// Significant is the number of significant digits a duration keeps in the
+// log: the reference's JSON encoder writes numbers with 14, and a reader must
+// see the same value whichever wrote the event.
+const Significant = 14
+
+// significant rounds v to Significant digits.
+func significant(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', Significant, 64), 64)
+	if err != nil {
+		return v
+	}
+	return r
 }

@@ -91,7 +91,7 @@ func finalized(h Head, outcome string, durationMS float64, reason string, errs j
 	return wireFinalized{
 		wireHead:   wh,
 		Outcome:    outcome,
-		DurationMS: durationMS,
+		DurationMS: significant(durationMS),
 		Reason:     nullIfEmpty(reason),
 		Errors:     raw,
 		Stream:     stream,

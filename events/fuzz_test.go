@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -192,11 +193,11 @@ func FuzzEncodeDecode(f *testing.F) {
 			switch e.(type) {
 			case events.Requeued:
 				require.Equal(t, retryIndex-1, ev.PreviousRetryIndex)
-				require.Equal(t, durationMS, ev.DurationMS)
+				require.Equal(t, roundedMS(durationMS), ev.DurationMS, "durations keep events.Significant digits")
 				require.Equal(t, orNil(summary), ev.FailureSummary)
 				require.Equalf(t, string(wantErrors), string(ev.Errors), "got errors %s, want %s", ev.Errors, wantErrors)
 			case events.RetryBudgetExhausted:
-				require.Equal(t, durationMS, ev.DurationMS)
+				require.Equal(t, roundedMS(durationMS), ev.DurationMS, "durations keep events.Significant digits")
 				require.Equal(t, orNil(summary), ev.FailureSummary)
 				require.Equal(t, events.ReasonRetryBudgetExhausted, *ev.Reason)
 				require.Equalf(t, string(wantErrors), string(ev.Errors), "got errors %s, want %s", ev.Errors, wantErrors)
@@ -209,4 +210,10 @@ func FuzzEncodeDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// roundedMS is what the log keeps of a duration: events.Significant digits.
+func roundedMS(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', events.Significant, 64), 64)
+	return r
 }

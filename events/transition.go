@@ -109,7 +109,7 @@ func (e Requeued) Encode() ([]byte, error) {
 	return marshal(wireRequeued{
 		wireHead:           h,
 		PreviousRetryIndex: e.RetryIndex - 1,
-		DurationMS:         e.DurationMS,
+		DurationMS:         significant(e.DurationMS),
 		FailureSummary:     nullIfEmpty(e.FailureSummary),
 		Errors:             errs,
 		Stream:             e.Stream,
@@ -144,5 +144,5 @@ func (e Abandoned) Encode() ([]byte, error) {
 	if err := checkMS(TypeAbandoned, e.UnitID, "elapsed_ms", e.ElapsedMS); err != nil {
 		return nil, err
 	}
-	return marshal(wireAbandoned{h, e.ElapsedMS, e.Stream, e.EntryID})
+	return marshal(wireAbandoned{h, significant(e.ElapsedMS), e.Stream, e.EntryID})
 }

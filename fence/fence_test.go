@@ -1,7 +1,6 @@
 package fence_test
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/hopper-queue/hopper/fence"
@@ -31,38 +30,20 @@ func TestHolds(t *testing.T) {
 	}
 }
 
-func TestClaimable(t *testing.T) {
-	rows := func(idle ...int64) []fence.Row {
-		out := make([]fence.Row, len(idle))
-		for i, ms := range idle {
-			out[i] = fence.Row{EntryID: fmt.Sprintf("%d-0", i+1), IdleMS: ms}
-		}
-		return out
-	}
-	all := func(fence.Row) bool { return true }
+func TestIdle(t *testing.T) {
 	cases := []struct {
-		name    string
-		window  []fence.Row
-		timeout int64
-		exists  func(fence.Row) bool
-		want    int
+		idle, timeout int64
+		want          bool
 	}{
-		{"empty", nil, 100, all, -1},
-		{"first idle", rows(150, 200), 100, all, 0},
-		{"skips fresh", rows(5, 150), 100, all, 1},
-		{"exactly the timeout is idle", rows(100), 100, all, 0},
-		{"none idle", rows(5, 6), 100, all, -1},
-		{"zero timeout takes the first", rows(0, 0), 0, all, 0},
-		{"deleted entries skipped", rows(500, 500), 100, func(r fence.Row) bool { return r.EntryID != "1-0" }, 1},
-		{"only the scan window", rows(1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 500), 100, all, -1},
-		{"last in the window", rows(1, 1, 1, 1, 1, 1, 1, 1, 1, 500), 100, all, 9},
+		{150, 100, true},
+		{100, 100, true}, // exactly the timeout is idle, as XAUTOCLAIM counts it
+		{99, 100, false},
+		{0, 0, true}, // a zero timeout makes every pending entry eligible
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := fence.Claimable(c.window, c.timeout, c.exists); got != c.want {
-				t.Fatalf("got %d, want %d", got, c.want)
-			}
-		})
+		if got := fence.Idle(fence.Row{IdleMS: c.idle}, c.timeout); got != c.want {
+			t.Errorf("Idle(%d, %d): got %v, want %v", c.idle, c.timeout, got, c.want)
+		}
 	}
 }
 

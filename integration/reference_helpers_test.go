@@ -21,8 +21,16 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// refTTLArg is the ttl_ms every compared transition passes.
+// refTTLArg is the ttl_ms every compared transition passes (ttlMS).
 const refTTLArg = "600000"
+
+// refTTLMark is the TTL every live key is given after each snapshot (so
+// before each operation); a key whose TTL is above refTTLRenewed at the next
+// snapshot was renewed by the operation.
+const (
+	refTTLMark    = 300000
+	refTTLRenewed = 450000
+)
 
 // loadReference loads the reference script named by HOPPER_REFERENCE_SCRIPT
 // with SCRIPT LOAD through the admin client and returns its sha1. It skips
@@ -39,10 +47,21 @@ func loadReference(t *testing.T) string {
 	if err != nil {
 		t.Fatalf("reading the reference script %s: %v", path, err)
 	}
+	ctx := context.Background()
 	admin := srv.AdminClient(t)
-	sha, err := admin.Do(context.Background(), admin.B().ScriptLoad().Script(string(src)).Build()).ToString()
+	sha, err := admin.Do(ctx, admin.B().ScriptLoad().Script(string(src)).Build()).ToString()
 	if err != nil {
 		t.Fatalf("SCRIPT LOAD %s: %v", path, err)
+	}
+	if os.Getenv("HOPPER_TEST_ACL") != "" {
+		// The point of the ACL run: Transition must work for a client that
+		// may not run scripts.
+		c := srv.Client(t)
+		err := c.Do(ctx, c.B().Evalsha().Sha1(sha).Numkeys(0).Build()).Error()
+		if err == nil || !strings.Contains(err.Error(), "NOPERM") {
+			t.Fatalf("HOPPER_TEST_ACL is set, yet the client under test's EVALSHA answered %v, not NOPERM", err)
+		}
+		t.Logf("client under test is denied scripting (%v)", err)
 	}
 	return sha
 }
@@ -55,14 +74,24 @@ type refSide struct {
 
 	toLogical map[string]string // real entry id -> logical name
 	toReal    map[string]string // logical name -> real entry id
+	nUnits    int               // units entries named so far
 	nPrio     int               // priority entries named so far
+	// Worker records a scenario wrote by hand: their last_seen need not be
+	// a number until a transition rewrites them.
+	handWritten map[string]bool
+	events      map[string]cachedEvent // raw event JSON -> its rendering
+}
+
+type cachedEvent struct {
+	canon    string
+	problems []string
 }
 
 // newScriptSide is a build driven by the reference script, run with EVALSHA
 // through the admin client (the client under test may be denied scripting).
 func newScriptSide(t *testing.T, sha string) *refSide {
 	e := newEnv(t)
-	s := &refSide{name: "script", e: e, toLogical: map[string]string{}, toReal: map[string]string{}}
+	s := &refSide{name: "script", e: e, toLogical: map[string]string{}, toReal: map[string]string{}, handWritten: map[string]bool{}}
 	s.call = func(argv []string) ([]any, error) {
 		cmd := e.admin.B().Evalsha().Sha1(sha).Numkeys(6).Key(e.scriptKeys()...).Arg(argv...).Build()
 		return scriptReply(e.admin.Do(e.ctx, cmd))
@@ -74,7 +103,7 @@ func newScriptSide(t *testing.T, sha string) *refSide {
 // test.
 func newGoSide(t *testing.T) *refSide {
 	e := newEnv(t)
-	s := &refSide{name: "go", e: e, toLogical: map[string]string{}, toReal: map[string]string{}}
+	s := &refSide{name: "go", e: e, toLogical: map[string]string{}, toReal: map[string]string{}, handWritten: map[string]bool{}}
 	s.call = func(argv []string) ([]any, error) {
 		return queue.Transition(e.ctx, e.client, e.scriptKeys(), argv)
 	}
@@ -132,31 +161,47 @@ func (s *refSide) name2(real, logical string) {
 	s.toReal[logical] = real
 }
 
-// mapUnits names the units stream's entries U0, U1... in stream order, right
-// after publishing.
-func (s *refSide) mapUnits() error {
-	entries, err := xrangeRaw(s.e, s.e.keys.Units)
-	if err != nil {
-		return err
-	}
-	for i, x := range entries {
-		s.name2(x.id, "U"+strconv.Itoa(i))
+// syncNames names the entries of both unit streams not named yet, in
+// stream order: U<k> is the k-th entry of units (the published ones first),
+// P<k> the k-th entry of units:priority (each requeue adds one). The k-th
+// entry is the same logical entry in both builds whatever its time-based id.
+func (s *refSide) syncNames() error {
+	for _, st := range []struct{ key, prefix string }{{s.e.keys.Units, "U"}, {s.e.keys.Priority, "P"}} {
+		entries, err := xrangeRaw(s.e, st.key)
+		if err != nil {
+			return err
+		}
+		s.nameNew(entries, st.prefix)
 	}
 	return nil
 }
 
-// syncPriority names priority entries not named yet P<k>, k counting the
-// build's priority entries in creation order: the k-th requeue that put a unit
-// back is the k-th entry in both builds whatever its time-based id.
-func (s *refSide) syncPriority() error {
-	entries, err := xrangeRaw(s.e, s.e.keys.Priority)
-	if err != nil {
-		return err
+// nameNew names the entries of one stream ("U" units, "P" priority) that
+// have no name yet.
+func (s *refSide) nameNew(entries []rawEntry, prefix string) {
+	n := &s.nUnits
+	if prefix == "P" {
+		n = &s.nPrio
 	}
 	for _, x := range entries {
 		if _, ok := s.toLogical[x.id]; !ok {
-			s.name2(x.id, "P"+strconv.Itoa(s.nPrio))
-			s.nPrio++
+			s.name2(x.id, prefix+strconv.Itoa(*n))
+			*n++
+		}
+	}
+}
+
+// resetTTLs sets every live key's TTL to refTTLMark, below what transitions
+// set, so that the next snapshot tells which keys a transition renewed.
+func (s *refSide) resetTTLs() error {
+	k := s.e.keys
+	cmds := make([]rueidis.Completed, 0, 6)
+	for _, key := range []string{k.Units, k.Priority, k.Attempts, k.Meta, k.UnitState, k.Workers} {
+		cmds = append(cmds, s.e.admin.B().Pexpire().Key(key).Milliseconds(refTTLMark).Build())
+	}
+	for _, res := range s.e.admin.DoMulti(s.e.ctx, cmds...) {
+		if err := res.Error(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -253,7 +298,11 @@ var refSections = []string{
 	"stream info", "meta", "unit_state", "workers", "attempts",
 }
 
-func (s *refSide) snapshot() (refSnap, error) {
+// snapshot reads the build's state in one round trip and names entries not
+// named yet (see syncNames). With resetAfter, the same round trip then sets
+// every live key's TTL to refTTLMark, for the next snapshot to tell which
+// keys the next operation renewed.
+func (s *refSide) snapshot(resetAfter bool) (refSnap, error) {
 	e, k := s.e, s.e.keys
 	c := e.admin
 	snap := refSnap{sections: map[string][]string{}, pending: map[string]refPending{}, fields: map[string]rawEntry{}}
@@ -284,7 +333,24 @@ func (s *refSide) snapshot() (refSnap, error) {
 		c.B().XinfoGroups().Key(k.Units).Build(),                                                      // 16
 		c.B().XinfoGroups().Key(k.Priority).Build(),                                                   // 17
 	)
+	if resetAfter {
+		for _, l := range live {
+			cmds = append(cmds, c.B().Pexpire().Key(l.key).Milliseconds(refTTLMark).Build())
+		}
+	}
 	res := e.admin.DoMulti(e.ctx, cmds...)
+	for _, r := range res[18:] {
+		if err := r.Error(); err != nil {
+			return snap, fmt.Errorf("PEXPIRE: %w", err)
+		}
+	}
+	for i, prefix := range []string{"U", "P"} {
+		entries, err := parseXRangeRaw(res[6+i])
+		if err != nil {
+			continue // reported below
+		}
+		s.nameNew(entries, prefix)
+	}
 
 	// Keys: existence compared, TTL checked on each build alone.
 	for i, l := range live {
@@ -296,9 +362,14 @@ func (s *refSide) snapshot() (refSnap, error) {
 			add("keys", l.short+" missing")
 			continue
 		}
-		add("keys", l.short+" exists")
-		if ttl <= 0 || ttl > ttlMS {
+		switch {
+		case ttl <= 0 || ttl > ttlMS:
+			add("keys", l.short+" exists")
 			problem("%s build: key %s has TTL %d ms, want 0 < TTL <= %d", s.name, l.short, ttl, ttlMS)
+		case ttl > refTTLRenewed:
+			add("keys", l.short+" exists, TTL renewed")
+		default:
+			add("keys", l.short+" exists, TTL not renewed")
 		}
 	}
 
@@ -406,7 +477,22 @@ func (s *refSide) snapshot() (refSnap, error) {
 			add("attempts", fmt.Sprintf("entry with fields %q", x.fields))
 			continue
 		}
-		add("attempts", s.canonEvent(n, x.fields[1], problem))
+		raw := x.fields[1]
+		c, ok := s.events[raw]
+		if !ok {
+			// An event never changes once appended: decode each once.
+			var probs []string
+			c.canon = s.canonEvent(n, raw, func(format string, args ...any) {
+				probs = append(probs, fmt.Sprintf(format, args...))
+			})
+			c.problems = probs
+			if s.events == nil {
+				s.events = map[string]cachedEvent{}
+			}
+			s.events[raw] = c
+		}
+		snap.problems = append(snap.problems, c.problems...)
+		add("attempts", c.canon)
 	}
 	return snap, nil
 }
@@ -437,7 +523,7 @@ func (s *refSide) canonWorker(worker, raw string, problem func(string, ...any)) 
 	}
 	for i, key := range n.keys {
 		if key == "last_seen" {
-			if n.vals[i].kind != 'n' {
+			if n.vals[i].kind != 'n' && !s.handWritten[raw] {
 				problem("%s build: worker %q last_seen is not a number: %s", s.name, worker, raw)
 				continue
 			}

@@ -421,8 +421,9 @@ func TestReclaimPriorityFirst(t *testing.T) {
 }
 
 func TestReclaimDeletedEntry(t *testing.T) {
-	// An entry deleted from the stream while pending is dropped from the
-	// pending list, as XAUTOCLAIM drops it, and the next idle one is taken.
+	// As XAUTOCLAIM ... COUNT 1 walks a pending list: an entry deleted from
+	// the stream is dropped from the pending list and ends the walk, idle or
+	// not; nothing is claimed from that stream on this call.
 	e := newEnv(t)
 	e.publish([]string{"u1", "u2"}, nil)
 	gone := e.reservation("w1")
@@ -431,10 +432,24 @@ func TestReclaimDeletedEntry(t *testing.T) {
 	time.Sleep(30 * time.Millisecond)
 	rc, err := e.build.Reclaim(e.ctx, "w2", 10*time.Millisecond, 3)
 	require.NoError(t, err)
+	assert.Equal(t, queue.ReclaimNone, rc.Status)
+	assert.Equal(t, []pendingRow{{next.EntryID, "w1", 1}}, e.pending(e.keys.Units), "the deleted entry dropped, the next left alone")
+
+	rc, err = e.build.Reclaim(e.ctx, "w2", 10*time.Millisecond, 3)
+	require.NoError(t, err)
 	assert.Equal(t, queue.ReclaimTaken, rc.Status)
 	assert.Equal(t, next.EntryID, rc.Reservation.EntryID)
-	assert.Empty(t, rc.PreviousWorkerID, "not the first idle candidate: previous owner unknown, as in the reference")
-	assert.Equal(t, []pendingRow{{next.EntryID, "w2", 2}}, e.pending(e.keys.Units))
+	assert.Equal(t, "w1", rc.PreviousWorkerID)
+
+	// A deleted entry is dropped even when nothing is idle yet.
+	e2 := newEnv(t)
+	e2.publish([]string{"u1"}, nil)
+	r := e2.reservation("w1")
+	require.NoError(t, e2.do("XDEL", e2.keys.Units, r.EntryID).Error())
+	rc, err = e2.build.Reclaim(e2.ctx, "w2", time.Hour, 3)
+	require.NoError(t, err)
+	assert.Equal(t, queue.ReclaimNone, rc.Status)
+	assert.Empty(t, e2.pending(e2.keys.Units))
 }
 
 func TestTypedErrorsAreSentinels(t *testing.T) {

@@ -44,14 +44,37 @@ type streamScan struct {
 	cand   fence.Row // first entry idle for the timeout, anywhere in the list
 	hasCnd bool
 	window []fence.Row // the first fence.ScanWindow pending entries
+
+	// The stream's max-deleted-entry-id, when the server reports one: no
+	// pending entry above it can have been deleted.
+	maxDeletedMS, maxDeletedSeq uint64
+	knowsDeleted                bool
 }
 
-// idleRows returns the window's entries idle for the timeout, in id order.
-func (s streamScan) idleRows(timeoutMS int64) []fence.Row {
+// mayBeDeleted reports whether row's stream entry might be gone.
+func (s streamScan) mayBeDeleted(row fence.Row) bool {
+	if !s.knowsDeleted {
+		return true
+	}
+	ms, seq, ok := parseEntryID(row.EntryID)
+	if !ok {
+		return true
+	}
+	return ms < s.maxDeletedMS || (ms == s.maxDeletedMS && seq <= s.maxDeletedSeq)
+}
+
+// undecided returns the window's entries whose fate the walk cannot know
+// without reading the stream: those that might be deleted, up to and
+// including the first idle one, where the walk ends either way.
+func (s streamScan) undecided(timeoutMS int64) []fence.Row {
 	var out []fence.Row
 	for _, row := range s.window {
-		if fence.Idle(row, timeoutMS) {
+		idle := fence.Idle(row, timeoutMS)
+		if idle || s.mayBeDeleted(row) {
 			out = append(out, row)
+		}
+		if idle {
+			break
 		}
 	}
 	return out
@@ -96,21 +119,12 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 	err = b.commit(ctx, ModeReclaim, wguard, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
 		out, corrupt = Reclaimed{}, nil
 		k := b.keys
-		scanCmds := func() rueidis.Commands {
-			var cmds rueidis.Commands
-			for _, s := range []Stream{StreamPriority, StreamUnits} {
-				cmds = append(cmds,
-					c.B().Xpending().Key(k.stream(s)).Group(Group).Idle(timeoutMS).Start("-").End("+").Count(1).Build(),
-					c.B().Xpending().Key(k.stream(s)).Group(Group).Start("-").End("+").Count(fence.ScanWindow).Build())
-			}
-			return cmds
-		}
-		// First look, unwatched: usually nothing is idle, and that costs one
-		// round trip.
+		// First look, unwatched: usually nothing is idle and nothing was
+		// deleted, and that costs one round trip.
 		first := c.DoMulti(ctx, append(rueidis.Commands{
 			c.B().Exists().Key(k.Meta).Build(),
 			c.B().Hget().Key(k.Meta).Field("max_reclaims").Build(),
-		}, scanCmds()...)...)
+		}, b.scanCmds(c, timeoutMS)...)...)
 		if n, err := first[0].AsInt64(); err != nil {
 			return nil, errUnwatched{err}
 		} else if n == 0 {
@@ -120,95 +134,53 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		if err != nil {
 			return nil, errUnwatched{err}
 		}
-		var idle []fence.Row
-		var idleStreams []Stream
+		looked := map[entryAt]bool{} // entries the second look ranges, and watches
 		anyCand := false
-		for _, s := range scans {
-			anyCand = anyCand || s.hasCnd
-			for _, row := range s.idleRows(timeoutMS) {
-				idle = append(idle, row)
-				idleStreams = append(idleStreams, s.stream)
+		for _, sc := range scans {
+			anyCand = anyCand || sc.hasCnd
+			for _, row := range sc.undecided(timeoutMS) {
+				looked[entryAt{sc.stream, row.EntryID}] = true
 			}
 		}
-		if !anyCand {
+		if !anyCand && len(looked) == 0 {
 			return nil, errUnwatched{nil}
 		}
 		maxRaw, maxOK := optionalStringOK(first[1])
 		maxReclaims := budget.Frozen(maxRaw, maxOK, fallbackMax)
 
-		// Second look, with the guards of every idle entry watched: this is
-		// the read the decision stands on.
+		// Second look, with the guards of those entries watched: this is the
+		// read the decision stands on.
 		watch := []string{wguard}
-		for i, row := range idle {
+		ranged := make([]entryAt, 0, len(looked)+2)
+		for _, sc := range scans {
+			if sc.hasCnd {
+				ranged = append(ranged, entryAt{sc.stream, sc.cand.EntryID})
+			}
+		}
+		for at := range looked {
+			ranged = append(ranged, at)
 			if entryGuards {
-				watch = append(watch, k.entryGuard(idleStreams[i], row.EntryID))
+				watch = append(watch, k.entryGuard(at.stream, at.id))
 			}
 		}
 		cmds := rueidis.Commands{c.B().Watch().Key(watch...).Build()}
-		cmds = append(cmds, scanCmds()...)
-		for _, s := range scans {
-			if s.hasCnd {
-				cmds = append(cmds, c.B().Xrange().Key(k.stream(s.stream)).Start(s.cand.EntryID).End(s.cand.EntryID).Build())
-			}
-		}
-		for i, row := range idle {
-			cmds = append(cmds, c.B().Xrange().Key(k.stream(idleStreams[i])).Start(row.EntryID).End(row.EntryID).Build())
+		cmds = append(cmds, b.scanCmds(c, timeoutMS)...)
+		for _, at := range ranged {
+			cmds = append(cmds, c.B().Xrange().Key(k.stream(at.stream)).Start(at.id).End(at.id).Build())
 		}
 		cmds = append(cmds, c.B().Hget().Key(k.Workers).Field(worker).Build(), c.B().Time().Build())
 		second := c.DoMulti(ctx, cmds...)
 		if err := second[0].Error(); err != nil {
 			return nil, err
 		}
-		again, err := parseScans(second[1:5])
-		if err != nil {
+		if scans, err = parseScans(second[1 : 1+scanReplies]); err != nil {
 			return nil, err
 		}
-		// What the first look ranged: candidates' and idle entries' fields.
-		type at struct {
-			s  Stream
-			id string
-		}
-		fields := map[at]entryFields{}
-		watched := map[at]bool{}
-		pos := 5
-		for _, sc := range scans {
-			if sc.hasCnd {
-				fields[at{sc.stream, sc.cand.EntryID}] = parseEntry(second[pos])
-				pos++
-			}
-		}
-		for i, row := range idle {
-			fields[at{idleStreams[i], row.EntryID}] = parseEntry(second[pos])
-			watched[at{idleStreams[i], row.EntryID}] = true
+		fields := make(map[entryAt]entryFields, len(ranged))
+		pos := 1 + scanReplies
+		for _, at := range ranged {
+			fields[at] = parseEntry(second[pos])
 			pos++
-		}
-		// The decision stands on the second look. An entry it needs that the
-		// first look did not range (or, if it may be claimed, did not watch)
-		// means the lists moved in between: look again.
-		scans = again
-		candFields := map[Stream]entryFields{}
-		idle, idleStreams = idle[:0], idleStreams[:0]
-		var idleFields []entryFields
-		for _, sc := range scans {
-			if sc.hasCnd {
-				f, ok := fields[at{sc.stream, sc.cand.EntryID}]
-				if !ok {
-					return nil, errRetry
-				}
-				candFields[sc.stream] = f
-			}
-			for _, row := range sc.idleRows(timeoutMS) {
-				if !watched[at{sc.stream, row.EntryID}] {
-					return nil, errRetry
-				}
-				f := fields[at{sc.stream, row.EntryID}]
-				idle = append(idle, row)
-				idleStreams = append(idleStreams, sc.stream)
-				idleFields = append(idleFields, f)
-				if f.exists {
-					break // the one XAUTOCLAIM would take; later ones do not matter
-				}
-			}
 		}
 		raw, found, err := optionalString(second[pos])
 		if err != nil {
@@ -223,81 +195,96 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			return nil, err
 		}
 
-		// The units whose state the decision needs: each candidate's (the
-		// reference refuses to move ownership of a unit whose state is gone)
-		// and each idle entry's.
+		// Each stream as XAUTOCLAIM ... COUNT 1 walks it: the first pending
+		// entry that is deleted from the stream is dropped and ends the walk;
+		// the first that is idle is claimed; the rest are passed over. What
+		// the second look needs must have been ranged and watched by the
+		// first: otherwise the pending lists moved in between, look again.
+		type walk struct {
+			cand    entryFields
+			drop    string // entry id dropped from the pending list
+			claim   int    // index in window, or -1
+			claimed entryFields
+		}
+		walks := make([]walk, len(scans))
 		var units []string
-		for _, f := range candFields {
-			if f.exists && f.hasID {
-				units = append(units, f.id)
-			}
-		}
-		for _, f := range idleFields {
-			if f.exists && f.hasID {
-				units = append(units, f.id)
-			}
-		}
-		slices.Sort(units)
-		units = slices.Compact(units)
-		states := map[string]string{}
-		if len(units) > 0 {
-			vals, err := c.Do(ctx, c.B().Hmget().Key(k.UnitState).Field(units...).Build()).ToArray()
-			if err != nil {
-				return nil, err
-			}
-			for i, v := range vals {
-				if s, err := v.ToString(); err == nil {
-					states[units[i]] = s
+		for i, sc := range scans {
+			w := walk{claim: -1}
+			if sc.hasCnd {
+				f, ok := fields[entryAt{sc.stream, sc.cand.EntryID}]
+				if !ok {
+					return nil, errRetry
+				}
+				w.cand = f
+				if f.exists && f.hasID {
+					units = append(units, f.id)
 				}
 			}
+			for j, row := range sc.window {
+				at := entryAt{sc.stream, row.EntryID}
+				idle := fence.Idle(row, timeoutMS)
+				if !sc.mayBeDeleted(row) && !idle {
+					continue
+				}
+				if !looked[at] {
+					return nil, errRetry
+				}
+				f := fields[at]
+				if !f.exists {
+					w.drop = row.EntryID
+					break
+				}
+				if idle {
+					w.claim, w.claimed = j, f
+					if f.hasID {
+						units = append(units, f.id)
+					}
+					break
+				}
+			}
+			walks[i] = w
+		}
+		states, err := b.unitStates(ctx, c, units)
+		if err != nil {
+			return nil, err
 		}
 
 		// Replay the reference's reclaim on what was read.
 		var writes rueidis.Commands
-		drop := func(s Stream, id string) {
-			writes = append(writes, c.B().Xack().Key(k.stream(s)).Group(Group).Id(id).Build())
-			writes = append(writes, b.dropGuard(c, k.entryGuard(s, id), token)...)
-		}
-		idx := 0
-		for _, s := range scans {
-			if s.hasCnd {
-				if f := candFields[s.stream]; f.exists && f.hasID {
-					if _, ok := states[f.id]; !ok {
-						corrupt = fmt.Errorf("%w: unit_state of %q is missing (reclaim of %s %s)", ErrCorrupt, f.id, s.stream, s.cand.EntryID)
-						return writes, nil // nil unless an earlier stream dropped deleted entries
-					}
+		for i, sc := range scans {
+			w := walks[i]
+			if sc.hasCnd && w.cand.exists && w.cand.hasID {
+				if _, ok := states[w.cand.id]; !ok {
+					// Refused before ownership moves; earlier streams' drops stand.
+					corrupt = fmt.Errorf("%w: unit_state of %q is missing (reclaim of %s %s)", ErrCorrupt, w.cand.id, sc.stream, sc.cand.EntryID)
+					return writes, nil
 				}
 			}
-			claimed := -1
-			for ; idx < len(idle) && idleStreams[idx] == s.stream; idx++ {
-				if claimed >= 0 {
-					continue
-				}
-				if !idleFields[idx].exists {
-					drop(s.stream, idle[idx].EntryID) // XAUTOCLAIM drops entries deleted from the stream
-					continue
-				}
-				claimed = idx
-			}
-			if claimed < 0 {
+			if w.drop != "" {
+				// XAUTOCLAIM drops an entry deleted from the stream from the
+				// pending list, and that ends its walk of this stream.
+				writes = append(writes, c.B().Xack().Key(k.stream(sc.stream)).Group(Group).Id(w.drop).Build())
+				writes = append(writes, b.dropGuard(c, k.entryGuard(sc.stream, w.drop), token)...)
 				continue
 			}
-			row, f := idle[claimed], idleFields[claimed]
+			if w.claim < 0 {
+				continue
+			}
+			row, f := sc.window[w.claim], w.claimed
 			if !f.hasID {
-				return nil, fmt.Errorf("queue: %s entry %s has no id field", s.stream, row.EntryID)
+				return nil, fmt.Errorf("queue: %s entry %s has no id field", sc.stream, row.EntryID)
 			}
 			prev := ""
-			if s.hasCnd && s.cand.EntryID == row.EntryID {
-				prev = s.cand.Consumer
+			if sc.hasCnd && sc.cand.EntryID == row.EntryID {
+				prev = sc.cand.Consumer
 			}
 			dc := row.DeliveryCount + 1
-			guard := k.entryGuard(s.stream, row.EntryID)
 			writes = append(writes,
-				c.B().Xclaim().Key(k.stream(s.stream)).Group(Group).Consumer(worker).MinIdleTime("0").Id(row.EntryID).Build(),
-				b.setGuard(c, guard, token))
+				c.B().Xclaim().Key(k.stream(sc.stream)).Group(Group).Consumer(worker).MinIdleTime("0").Id(row.EntryID).Build(),
+				b.setGuard(c, k.entryGuard(sc.stream, row.EntryID), token))
 			rawState, ok := states[f.id]
 			if !ok {
-				corrupt = fmt.Errorf("%w: unit_state of %q is missing (reclaimed %s %s)", ErrCorrupt, f.id, s.stream, row.EntryID)
+				corrupt = fmt.Errorf("%w: unit_state of %q is missing (reclaimed %s %s)", ErrCorrupt, f.id, sc.stream, row.EntryID)
 				return writes, nil
 			}
 			state, err := budget.DecodeState([]byte(rawState))
@@ -308,20 +295,20 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			out.UnitID, out.PreviousWorkerID = f.id, prev
 			if budget.ReclaimExhausted(state, maxReclaims) {
 				ev, err := events.ReclaimBudgetExhausted{
-					Head: hd, Stream: string(s.stream), EntryID: row.EntryID, PreviousWorkerID: prev, DeliveryCount: dc,
+					Head: hd, Stream: string(sc.stream), EntryID: row.EntryID, PreviousWorkerID: prev, DeliveryCount: dc,
 				}.Encode()
 				if err != nil {
 					return nil, err
 				}
 				out.Status = ReclaimFinalized
-				writes = b.finalizeEntry(c, s.stream, row.EntryID, token, ev, writes)
+				writes = b.finalizeEntry(c, sc.stream, row.EntryID, token, ev, writes)
 				writes = append(writes, b.touchWorker(c, worker, rec, now, keepCurrent, 0))
 				return b.renew(c, writes), nil
 			}
 			state.ReclaimCount++
 			hd.ReclaimCount = state.ReclaimCount
 			ev, err := events.Reclaimed{
-				Head: hd, PreviousWorkerID: prev, Stream: string(s.stream), EntryID: row.EntryID, DeliveryCount: dc,
+				Head: hd, PreviousWorkerID: prev, Stream: string(sc.stream), EntryID: row.EntryID, DeliveryCount: dc,
 			}.Encode()
 			if err != nil {
 				return nil, err
@@ -329,7 +316,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			out.Status = ReclaimTaken
 			out.typeMissing = !f.hasType
 			out.Reservation = Reservation{
-				WorkerID: worker, Stream: s.stream, EntryID: row.EntryID, UnitID: f.id, UnitType: f.typ,
+				WorkerID: worker, Stream: sc.stream, EntryID: row.EntryID, UnitID: f.id, UnitType: f.typ,
 				DeliveryCount: dc, RetryIndex: state.RetryIndex, ReclaimCount: state.ReclaimCount,
 			}
 			writes = append(writes,
@@ -338,7 +325,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 				b.touchWorker(c, worker, rec, now, setCurrent(f.id), 0))
 			return b.renew(c, writes), nil
 		}
-		return writes, nil // nothing claimable: at most deleted entries dropped
+		return writes, nil // nothing claimed: at most deleted entries dropped
 	})
 	if err != nil {
 		return Reclaimed{}, err
@@ -349,18 +336,73 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 	return out, nil
 }
 
+// entryAt names one entry of one unit stream.
+type entryAt struct {
+	stream Stream
+	id     string
+}
+
+// scanReplies is how many replies scanCmds' commands give.
+const scanReplies = 6
+
+// scanCmds reads what a reclaim decides on, per unit stream (priority
+// first): the first entry idle for the timeout anywhere in the pending list
+// (the reference checks its unit's state before moving anything), the first
+// fence.ScanWindow pending entries (XAUTOCLAIM's reach), and the stream's
+// info, whose max-deleted-entry-id tells which pending entries might have
+// been deleted from the stream.
+func (b *Build) scanCmds(c rueidis.DedicatedClient, timeoutMS int64) rueidis.Commands {
+	k := b.keys
+	cmds := make(rueidis.Commands, 0, scanReplies)
+	for _, s := range []Stream{StreamPriority, StreamUnits} {
+		cmds = append(cmds,
+			c.B().Xpending().Key(k.stream(s)).Group(Group).Idle(timeoutMS).Start("-").End("+").Count(1).Build(),
+			c.B().Xpending().Key(k.stream(s)).Group(Group).Start("-").End("+").Count(fence.ScanWindow).Build(),
+			c.B().XinfoStream().Key(k.stream(s)).Build())
+	}
+	return cmds
+}
+
+// unitStates reads the unit_state of units (missing ones are left out).
+func (b *Build) unitStates(ctx context.Context, c rueidis.DedicatedClient, units []string) (map[string]string, error) {
+	states := map[string]string{}
+	if len(units) == 0 {
+		return states, nil
+	}
+	slices.Sort(units)
+	units = slices.Compact(units)
+	vals, err := c.Do(ctx, c.B().Hmget().Key(b.keys.UnitState).Field(units...).Build()).ToArray()
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range vals {
+		if s, err := v.ToString(); err == nil {
+			states[units[i]] = s
+		}
+	}
+	return states, nil
+}
+
 func parseScans(res []rueidis.RedisResult) ([]streamScan, error) {
 	scans := make([]streamScan, 0, 2)
 	for i, s := range []Stream{StreamPriority, StreamUnits} {
-		cand, has, err := pendingRow(res[2*i])
+		cand, has, err := pendingRow(res[3*i])
 		if err != nil {
 			return nil, fmt.Errorf("queue: XPENDING %s: %w", s, err)
 		}
-		window, err := pendingRows(res[2*i+1])
+		window, err := pendingRows(res[3*i+1])
 		if err != nil {
 			return nil, fmt.Errorf("queue: XPENDING %s: %w", s, err)
 		}
-		scans = append(scans, streamScan{stream: s, cand: cand, hasCnd: has, window: window})
+		sc := streamScan{stream: s, cand: cand, hasCnd: has, window: window}
+		if info, err := res[3*i+2].AsMap(); err == nil {
+			if m, ok := info["max-deleted-entry-id"]; ok {
+				if id, err := m.ToString(); err == nil {
+					sc.maxDeletedMS, sc.maxDeletedSeq, sc.knowsDeleted = parseEntryID(id)
+				}
+			}
+		}
+		scans = append(scans, sc)
 	}
 	return scans, nil
 }

@@ -37,15 +37,15 @@ func parseWorkerRecord(raw string, found bool) (workerRecord, error) {
 	if rec, ok := parseWorkerRecordFast(raw); ok {
 		return rec, nil
 	}
+	// last_seen is overwritten, never read: whatever it holds is fine.
 	var wire struct {
-		LastSeen    float64         `json:"last_seen"`
 		CurrentUnit json.RawMessage `json:"current_unit"`
 		Processed   any             `json:"processed"`
 	}
 	if err := json.Unmarshal([]byte(raw), &wire); err != nil {
 		return workerRecord{}, fmt.Errorf("queue: worker record %q: %w", raw, err)
 	}
-	rec := workerRecord{lastSeen: int64(wire.LastSeen), currentUnit: wire.CurrentUnit}
+	rec := workerRecord{currentUnit: wire.CurrentUnit}
 	switch p := wire.Processed.(type) {
 	case float64:
 		rec.processed = p

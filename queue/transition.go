@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hopper-queue/hopper/events"
 	"github.com/redis/rueidis"
 )
 
@@ -62,52 +63,26 @@ func (e UnknownModeError) Unwrap() error { return ErrInvalidArgument }
 // it, reserved with plain XREADGROUP. It is safe for concurrent use; the
 // caller keeps ownership of client.
 func Transition(ctx context.Context, client rueidis.Client, keys []string, argv []string) ([]any, error) {
-	if len(argv) < 1 {
-		return nil, errInvalid("argv is empty: want mode, worker_id, ttl_ms, ...")
-	}
-	mode := argv[0]
-	counts, ok := argCounts[mode]
-	if !ok {
-		return nil, UnknownModeError{mode}
-	}
-	if len(argv) < counts[0] || len(argv) > counts[1] {
-		if counts[0] == counts[1] {
-			return nil, errInvalid("mode %s takes %d arguments, got %d", mode, counts[0], len(argv))
-		}
-		return nil, errInvalid("mode %s takes %d to %d arguments, got %d", mode, counts[0], counts[1], len(argv))
+	call, err := parseCall(argv)
+	if err != nil {
+		return nil, err
 	}
 	k, err := ScriptKeys(keys)
 	if err != nil {
 		return nil, err
 	}
-	ttl, err := parseInt("ttl_ms", argv[2], 1)
+	b, err := OpenKeys(client, k, Options{TTL: time.Duration(call.ttlMS) * time.Millisecond})
 	if err != nil {
 		return nil, err
 	}
-	b, err := OpenKeys(client, k, Options{TTL: time.Duration(ttl) * time.Millisecond})
-	if err != nil {
-		return nil, err
-	}
-	a := args(argv)
-	worker := argv[1]
-	switch mode {
+	r := call.reservation
+	switch call.mode {
 	case ModeWorkerError, ModeStaleRejected:
-		return status(b.AppendPrebuilt(ctx, worker, []byte(argv[3])))
+		return status(b.AppendPrebuilt(ctx, r.WorkerID, call.payload))
 	case ModeLiveness:
-		return status(b.Liveness(ctx, worker, a.at(3)))
+		return status(b.Liveness(ctx, r.WorkerID, call.current))
 	case ModeReclaim:
-		timeout, err := parseInt("timeout_ms", argv[3], 0)
-		if err != nil {
-			return nil, err
-		}
-		maxReclaims, err := parseNumber("max_reclaims", argv[4])
-		if err != nil {
-			return nil, err
-		}
-		if err := checkID("worker id", worker); err != nil {
-			return nil, err
-		}
-		rc, err := b.reclaim(ctx, worker, timeout, maxReclaims)
+		rc, err := b.reclaim(ctx, r.WorkerID, call.timeoutMS, call.maxReclaims)
 		if err != nil {
 			return status(err)
 		}
@@ -115,67 +90,27 @@ func Transition(ctx context.Context, client rueidis.Client, keys []string, argv 
 		case ReclaimFinalized:
 			return []any{"FINALIZED", rc.UnitID}, nil
 		case ReclaimTaken:
-			r := rc.Reservation
+			t := rc.Reservation
 			if rc.typeMissing { // a Lua array ends at its first nil
-				return []any{"OK", string(r.Stream), r.EntryID, r.UnitID}, nil
+				return []any{"OK", string(t.Stream), t.EntryID, t.UnitID}, nil
 			}
-			return []any{"OK", string(r.Stream), r.EntryID, r.UnitID, r.UnitType, r.DeliveryCount, r.RetryIndex, r.ReclaimCount}, nil
+			return []any{"OK", string(t.Stream), t.EntryID, t.UnitID, t.UnitType, t.DeliveryCount, t.RetryIndex, t.ReclaimCount}, nil
 		}
 		return []any{"NONE"}, nil
-	}
-
-	// The fenced modes: stream, entry_id, then their own arguments.
-	stream, err := ParseStream(argv[3])
-	if err != nil {
-		return nil, err
-	}
-	r := Reservation{WorkerID: worker, Stream: stream, EntryID: argv[4]}
-	if mode == ModeDeliveryAccounting {
-		d, err := b.AccountDelivery(ctx, worker, stream, argv[4], argv[5])
+	case ModeDeliveryAccounting:
+		d, err := b.AccountDelivery(ctx, r.WorkerID, r.Stream, r.EntryID, r.UnitID)
 		if err != nil {
 			return status(err)
 		}
 		return []any{"OK", d.DeliveryCount, d.RetryIndex, d.ReclaimCount}, nil
-	}
-	if r.DeliveryCount, err = parseInt("delivery_count", argv[5], 1); err != nil {
-		return nil, err
-	}
-	r.UnitID = argv[6]
-	switch mode {
 	case ModeHeartbeat:
 		return status(b.Heartbeat(ctx, r))
 	case ModeAbandoned:
-		elapsed, err := parseMS("elapsed_ms", argv[7])
-		if err != nil {
-			return nil, err
-		}
-		return status(b.Abandon(ctx, r, elapsed))
+		return status(b.Abandon(ctx, r, call.result.DurationMS))
 	case ModeFinalize:
-		res := Result{Outcome: argv[7], Reason: a.at(9), Errors: []byte(a.at(10))}
-		if res.DurationMS, err = parseMS("duration_ms", argv[8]); err != nil {
-			return nil, err
-		}
-		return status(b.Finalize(ctx, r, res))
+		return status(b.Finalize(ctx, r, call.result))
 	}
-	// requeue: unit_type, max_requeues, requeue_tolerance, duration_ms,
-	// failure_summary, errors_json.
-	r.UnitType = argv[7]
-	maxRequeues, err := parseInt("max_requeues", argv[8], 0)
-	if err != nil {
-		return nil, err
-	}
-	tolerance, err := parseNumber("requeue_tolerance", argv[9])
-	if err != nil {
-		return nil, err
-	}
-	res := Result{FailureSummary: a.at(11), Errors: []byte(a.at(12))}
-	if res.DurationMS, err = parseMS("duration_ms", argv[10]); err != nil {
-		return nil, err
-	}
-	if maxRequeues > math.MaxInt32 {
-		return nil, errInvalid("max_requeues %d is too large", maxRequeues)
-	}
-	q, err := b.Requeue(ctx, r, res, Budgets{MaxRequeues: int(maxRequeues), RequeueTolerance: tolerance})
+	q, err := b.Requeue(ctx, r, call.result, call.budgets)
 	if err != nil {
 		return status(err)
 	}
@@ -183,6 +118,128 @@ func Transition(ctx context.Context, client rueidis.Client, keys []string, argv 
 		return []any{"REQUEUED", q.RetryIndex}, nil
 	}
 	return []any{"FINALIZED", q.RetryIndex}, nil
+}
+
+// call is one Transition's ARGV, parsed and checked.
+type call struct {
+	mode        string
+	ttlMS       int64
+	reservation Reservation // worker, and for the fenced modes the entry
+	result      Result      // finalize, requeue; abandoned's elapsed_ms in DurationMS
+	budgets     Budgets     // requeue
+	timeoutMS   int64       // reclaim
+	maxReclaims float64     // reclaim
+	payload     []byte      // prebuilt events
+	current     string      // liveness
+}
+
+// parseCall checks ARGV the way the typed API checks its arguments, before
+// anything is sent: the mode, the argument count, every number, stream name,
+// id and JSON payload. It never touches Redis.
+func parseCall(argv []string) (call, error) {
+	var c call
+	if len(argv) < 1 {
+		return c, errInvalid("argv is empty: want mode, worker_id, ttl_ms, ...")
+	}
+	c.mode = argv[0]
+	counts, ok := argCounts[c.mode]
+	if !ok {
+		return c, UnknownModeError{c.mode}
+	}
+	if len(argv) < counts[0] || len(argv) > counts[1] {
+		if counts[0] == counts[1] {
+			return c, errInvalid("mode %s takes %d arguments, got %d", c.mode, counts[0], len(argv))
+		}
+		return c, errInvalid("mode %s takes %d to %d arguments, got %d", c.mode, counts[0], counts[1], len(argv))
+	}
+	a := args(argv)
+	var err error
+	if c.ttlMS, err = parseInt("ttl_ms", argv[2], 1); err != nil {
+		return c, err
+	}
+	r := &c.reservation
+	r.WorkerID = argv[1]
+	if err := checkID("worker id", r.WorkerID); err != nil {
+		return c, err
+	}
+	switch c.mode {
+	case ModeWorkerError, ModeStaleRejected:
+		c.payload = []byte(argv[3])
+		if _, err := events.StampPrebuilt(c.payload, 0); err != nil {
+			return c, errInvalid("prebuilt event: %v", err)
+		}
+		return c, nil
+	case ModeLiveness:
+		if c.current = a.at(3); c.current != "" {
+			err = checkID("unit id", c.current)
+		}
+		return c, err
+	case ModeReclaim:
+		if c.timeoutMS, err = parseInt("timeout_ms", argv[3], 0); err != nil {
+			return c, err
+		}
+		c.maxReclaims, err = parseNumber("max_reclaims", argv[4])
+		return c, err
+	}
+
+	// The fenced modes: stream, entry_id, then their own arguments.
+	if r.Stream, err = ParseStream(argv[3]); err != nil {
+		return c, err
+	}
+	r.EntryID = argv[4]
+	if c.mode == ModeDeliveryAccounting {
+		r.UnitID, r.DeliveryCount = argv[5], 1
+		return c, r.check()
+	}
+	if r.DeliveryCount, err = parseInt("delivery_count", argv[5], 1); err != nil {
+		return c, err
+	}
+	r.UnitID = argv[6]
+	if err := r.check(); err != nil {
+		return c, err
+	}
+	switch c.mode {
+	case ModeHeartbeat:
+		return c, nil
+	case ModeAbandoned:
+		c.result.DurationMS, err = parseMS("elapsed_ms", argv[7])
+		return c, err
+	case ModeFinalize:
+		c.result = Result{Outcome: argv[7], Reason: a.at(9), Errors: []byte(a.at(10))}
+		if c.result.DurationMS, err = parseMS("duration_ms", argv[8]); err != nil {
+			return c, err
+		}
+		if c.result.Outcome != events.OutcomePassed && c.result.Outcome != events.OutcomeFailed {
+			return c, errInvalid("outcome %q of unit %q is neither %q nor %q", c.result.Outcome, r.UnitID, events.OutcomePassed, events.OutcomeFailed)
+		}
+		return c, c.result.check()
+	}
+	// requeue: unit_type, max_requeues, requeue_tolerance, duration_ms,
+	// failure_summary, errors_json.
+	r.UnitType = argv[7]
+	if err := checkID("unit type", r.UnitType); err != nil {
+		return c, err
+	}
+	maxRequeues, err := parseInt("max_requeues", argv[8], 0)
+	if err != nil {
+		return c, err
+	}
+	if maxRequeues > math.MaxInt32 {
+		return c, errInvalid("max_requeues %d is too large", maxRequeues)
+	}
+	tolerance, err := parseNumber("requeue_tolerance", argv[9])
+	if err != nil {
+		return c, err
+	}
+	c.budgets = Budgets{MaxRequeues: int(maxRequeues), RequeueTolerance: tolerance}
+	if err := c.budgets.check(); err != nil {
+		return c, err
+	}
+	c.result = Result{FailureSummary: a.at(11), Errors: []byte(a.at(12))}
+	if c.result.DurationMS, err = parseMS("duration_ms", argv[10]); err != nil {
+		return c, err
+	}
+	return c, c.result.check()
 }
 
 // status turns a transition's error into the script's status reply: STALE

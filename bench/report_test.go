@@ -27,6 +27,7 @@ type report struct {
 	wire         map[string]wireProfile
 	runs         map[runKey][]*run
 	load         [2]string // /proc/loadavg at start and end
+	network      string    // how the clients reach the server
 }
 
 // loadAvg reads the 1, 5 and 15 minute load averages, "" when unknown:
@@ -151,6 +152,7 @@ func (rep *report) print(out io.Writer) {
 	fmt.Fprintf(out, "\n== hopper bench (issue 5) ==\n")
 	fmt.Fprintf(out, "machine: %s/%s, %d CPUs (GOMAXPROCS %d), host %s; Redis %s in a container on the same machine; %s\n",
 		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), host, rep.redisVersion, runtime.Version())
+	fmt.Fprintf(out, "network: %s\n", rep.network)
 	fmt.Fprintf(out, "load average (1 5 15 min): %s at start, %s at end\n", rep.load[0], rep.load[1])
 	fmt.Fprintf(out, "workload: builds of %d units, drained by 1 goroutine per worker (own worker id); per unit: XREADGROUP priority then units\n"+
 		"  (COUNT 1, no BLOCK), delivery_accounting, heartbeat, finalize passed; the first attempt of 1 unit in 10 requeued\n"+

@@ -21,10 +21,10 @@ const NoScriptUser = "hopper-noscript"
 // A failure to connect fails the test.
 func (s *Server) Client(tb testing.TB) rueidis.Client {
 	tb.Helper()
-	if os.Getenv("HOPPER_TEST_ACL") == "" {
+	if !usingACL() {
 		return s.connect(tb, rueidis.ClientOption{})
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), tenSeconds)
 	defer cancel()
 	if err := s.ensureNoScriptUser(ctx); err != nil {
 		tb.Fatal(err)
@@ -79,3 +79,8 @@ func userName(u string) string {
 	}
 	return u
 }
+
+const tenSeconds = 10 * time.Second
+
+// usingACL tells whether clients under test connect as NoScriptUser.
+func usingACL() bool { return os.Getenv("HOPPER_TEST_ACL") != "" }

@@ -22,8 +22,9 @@ func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) (
 	if math.IsNaN(elapsedMS) || math.IsInf(elapsedMS, 0) || elapsedMS < 0 {
 		return errInvalid("elapsed %v ms is not a non-negative number", elapsedMS)
 	}
-	return b.commit(ctx, ModeAbandoned, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
-		h, err := b.readHeld(ctx, c, r, nil)
+	g := b.guardsOf(r)
+	return b.commit(ctx, ModeAbandoned, g.worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+		h, err := b.readHeld(ctx, c, r, g, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -32,8 +32,9 @@ func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Strea
 		return Delivery{}, err
 	}
 	var d Delivery
-	err = b.commit(ctx, ModeDeliveryAccounting, b.keys.workerGuard(worker), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
-		h, err := b.readHeld(ctx, c, r, nil)
+	g := b.guardsOf(r)
+	err = b.commit(ctx, ModeDeliveryAccounting, g.worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+		h, err := b.readHeld(ctx, c, r, g, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package queue
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -74,11 +75,12 @@ func (o Options) withDefaults() (Options, error) {
 // units. It is safe for concurrent use by many goroutines, which may act as
 // many workers. It does not own the client: the caller closes it.
 type Build struct {
-	client rueidis.Client
-	keys   Keys
-	opts   Options
-	ttlMS  int64
-	meter  *instruments
+	client  rueidis.Client
+	keys    Keys
+	opts    Options
+	ttlMS   int64
+	ttlText string // ttlMS as sent, formatted once
+	meter   *instruments
 }
 
 // Open returns the build buildID on client, under the key layout of
@@ -103,7 +105,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), meter: newInstruments(o.MeterProvider)}, nil
+	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider)}, nil
 }
 
 // Keys returns the build's key names.

@@ -53,8 +53,9 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 	if err := res.check(); err != nil {
 		return err
 	}
-	return b.commit(ctx, ModeFinalize, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
-		h, err := b.readHeld(ctx, c, r, nil)
+	g := b.guardsOf(r)
+	return b.commit(ctx, ModeFinalize, g.worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+		h, err := b.readHeld(ctx, c, r, g, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -69,7 +70,7 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 		if err != nil {
 			return nil, err
 		}
-		cmds := b.finalizeEntry(c, r.Stream, r.EntryID, token, ev, nil)
+		cmds := b.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, nil)
 		cmds = append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1))
 		return b.renew(c, cmds), nil
 	})
@@ -79,11 +80,11 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 // requeue and an exhausted reclaim: acknowledge the entry, append the
 // finalized event, count the unit finalized, and retire the entry's guard,
 // which aborts anyone still deciding on the entry.
-func (b *Build) finalizeEntry(c rueidis.DedicatedClient, s Stream, entryID, token string, event []byte, cmds rueidis.Commands) rueidis.Commands {
+func (b *Build) finalizeEntry(c rueidis.DedicatedClient, s Stream, entryID, guard, token string, event []byte, cmds rueidis.Commands) rueidis.Commands {
 	cmds = append(cmds,
 		c.B().Xack().Key(b.keys.stream(s)).Group(Group).Id(entryID).Build(),
 		b.appendEvent(c, event),
 		c.B().Hincrby().Key(b.keys.Meta).Field("finalized_count").Increment(1).Build(),
 	)
-	return append(cmds, b.dropGuard(c, b.keys.entryGuard(s, entryID), token)...)
+	return append(cmds, b.dropGuard(c, guard, token)...)
 }

@@ -20,9 +20,9 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 	if err := r.check(); err != nil {
 		return err
 	}
-	guard := b.keys.entryGuard(r.Stream, r.EntryID)
-	return b.commit(ctx, ModeHeartbeat, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
-		h, err := b.readHeld(ctx, c, r, nil)
+	g := b.guardsOf(r)
+	return b.commit(ctx, ModeHeartbeat, g.worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+		h, err := b.readHeld(ctx, c, r, g, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -35,7 +35,7 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 		cmds := rueidis.Commands{
 			c.B().Xclaim().Key(b.keys.stream(r.Stream)).Group(Group).Consumer(r.WorkerID).MinIdleTime("0").Id(r.EntryID).Justid().Build(),
 			// The idle time changed: a reclaim that judged it must look again.
-			b.setGuard(c, guard, token),
+			b.setGuard(c, g.entry, token),
 			b.touchWorker(c, r.WorkerID, h.worker, h.now, setCurrent(r.UnitID), 0),
 		}
 		return b.renew(c, cmds), nil

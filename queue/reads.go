@@ -9,6 +9,14 @@ import (
 	"github.com/redis/rueidis"
 )
 
+// guards are the guard keys of one reservation: its worker's and its
+// entry's, named once per transition.
+type guards struct{ worker, entry string }
+
+func (b *Build) guardsOf(r Reservation) guards {
+	return guards{worker: b.keys.workerGuard(r.WorkerID), entry: b.keys.entryGuard(r.Stream, r.EntryID)}
+}
+
 // held is what a fenced transition reads, in one round trip, right after it
 // WATCHes the guards of the entry and of the worker.
 type held struct {
@@ -25,11 +33,13 @@ type held struct {
 // readHeld WATCHes the entry's and the worker's guards (and any extra keys),
 // then reads meta's presence, the entry's pending row, the unit's state, the
 // worker's record and the server time, plus extra reads.
-func (b *Build) readHeld(ctx context.Context, c rueidis.DedicatedClient, r Reservation, watchExtra []string, extra ...rueidis.Completed) (held, error) {
+func (b *Build) readHeld(ctx context.Context, c rueidis.DedicatedClient, r Reservation, g guards, watchExtra []string, extra ...rueidis.Completed) (held, error) {
 	k := b.keys
-	watch := append([]string{k.workerGuard(r.WorkerID)}, watchExtra...)
+	watch := make([]string, 0, 2+len(watchExtra))
+	watch = append(watch, g.worker)
+	watch = append(watch, watchExtra...)
 	if entryGuards {
-		watch = append(watch, k.entryGuard(r.Stream, r.EntryID))
+		watch = append(watch, g.entry)
 	}
 	cmds := make(rueidis.Commands, 0, 6+len(extra))
 	cmds = append(cmds,
@@ -125,7 +135,7 @@ func optionalString(r rueidis.RedisResult) (string, bool, error) {
 // touches only those that exist.
 func (b *Build) renew(c rueidis.DedicatedClient, cmds rueidis.Commands) rueidis.Commands {
 	for _, key := range b.keys.live() {
-		cmds = append(cmds, c.B().Pexpire().Key(key).Milliseconds(b.ttlMS).Build())
+		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(key).Args(b.ttlText).Build())
 	}
 	return cmds
 }
@@ -141,7 +151,7 @@ func (b *Build) appendEvent(c rueidis.DedicatedClient, json []byte) rueidis.Comp
 // setGuard marks a change to what a guard protects, so that every
 // transaction that read it under WATCH aborts and reads again.
 func (b *Build) setGuard(c rueidis.DedicatedClient, key, token string) rueidis.Completed {
-	return c.B().Set().Key(key).Value(token).PxMilliseconds(b.ttlMS).Build()
+	return c.B().Arbitrary("SET").Keys(key).Args(token, "PX", b.ttlText).Build()
 }
 
 // dropGuard retires the guard of an entry that is gone from the pending list.

@@ -279,9 +279,10 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 				prev = sc.cand.Consumer
 			}
 			dc := row.DeliveryCount + 1
+			guard := k.entryGuard(sc.stream, row.EntryID)
 			writes = append(writes,
 				c.B().Xclaim().Key(k.stream(sc.stream)).Group(Group).Consumer(worker).MinIdleTime("0").Id(row.EntryID).Build(),
-				b.setGuard(c, k.entryGuard(sc.stream, row.EntryID), token))
+				b.setGuard(c, guard, token))
 			rawState, ok := states[f.id]
 			if !ok {
 				corrupt = fmt.Errorf("%w: unit_state of %q is missing (reclaimed %s %s)", ErrCorrupt, f.id, sc.stream, row.EntryID)
@@ -301,7 +302,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 					return nil, err
 				}
 				out.Status = ReclaimFinalized
-				writes = b.finalizeEntry(c, sc.stream, row.EntryID, token, ev, writes)
+				writes = b.finalizeEntry(c, sc.stream, row.EntryID, guard, token, ev, writes)
 				writes = append(writes, b.touchWorker(c, worker, rec, now, keepCurrent, 0))
 				return b.renew(c, writes), nil
 			}

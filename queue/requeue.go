@@ -71,11 +71,12 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 		return Requeued{}, err
 	}
 	tail := b.keys.tailGuard()
-	err = b.commit(ctx, ModeRequeue, b.keys.workerGuard(r.WorkerID), func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	g := b.guardsOf(r)
+	err = b.commit(ctx, ModeRequeue, g.worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
 		// The tail guard orders this requeue with every other requeue: they
 		// pick priority ids from the same tail and read the same count of
 		// units in retry. Nothing else writes it.
-		h, err := b.readHeld(ctx, c, r, []string{tail},
+		h, err := b.readHeld(ctx, c, r, g, []string{tail},
 			c.B().Hmget().Key(b.keys.Meta).Field("max_requeues", "requeue_tolerance", "total_units", "requeued_units_count").Build(),
 			c.B().XinfoStream().Key(b.keys.Priority).Build(),
 		)
@@ -114,7 +115,7 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 				return nil, err
 			}
 			out = Requeued{RetryIndex: h.state.RetryIndex}
-			cmds = b.finalizeEntry(c, r.Stream, r.EntryID, token, ev, cmds)
+			cmds = b.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, cmds)
 			cmds = append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1))
 			return b.renew(c, cmds), nil
 		}
@@ -147,7 +148,7 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 			b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1),
 			b.setGuard(c, tail, token),
 		)
-		cmds = append(cmds, b.dropGuard(c, b.keys.entryGuard(r.Stream, r.EntryID), token)...)
+		cmds = append(cmds, b.dropGuard(c, g.entry, token)...)
 		return b.renew(c, cmds), nil
 	})
 	return out, err

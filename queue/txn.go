@@ -71,7 +71,7 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 			cmds := make(rueidis.Commands, 0, len(writes)+3)
 			cmds = append(cmds, c.B().Multi().Build())
 			cmds = append(cmds, writes...)
-			cmds = append(cmds, c.B().Set().Key(workerGuard).Value(token).PxMilliseconds(b.ttlMS).Build())
+			cmds = append(cmds, b.setGuard(c, workerGuard, token))
 			cmds = append(cmds, c.B().Exec().Build())
 			res := c.DoMulti(dctx, cmds...)
 			for _, r := range res {

@@ -85,6 +85,12 @@ func (r workerRecord) touch(now int64, c current, delta float64) []byte {
 
 // jsonString encodes s as a JSON string without HTML escaping.
 func jsonString(s string) []byte {
+	if plainJSONString(s) {
+		b := make([]byte, 0, len(s)+2)
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -181,10 +187,10 @@ func isJSONNumber(s string) bool {
 }
 
 // plainJSONString reports whether s can stand between quotes in JSON as it
-// is: valid UTF-8, no escapes, no control characters.
+// is: valid UTF-8, no quote, no backslash, no control character.
 func plainJSONString(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] == '\\' {
+		if s[i] < 0x20 || s[i] == '\\' || s[i] == '"' {
 			return false
 		}
 	}

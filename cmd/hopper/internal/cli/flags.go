@@ -1,0 +1,207 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// usageError is a mistake on the command line: the command prints it with a
+// pointer to --help and exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// errHelp: --help was asked for; the usage goes to stdout and the exit code
+// is 0.
+var errHelp = errors.New("help requested")
+
+// flagSet is a command's flags. Values are kept as the user wrote them; the
+// command then applies environment fallbacks and checks each value with the
+// messages below, which name the flag and the bad value.
+type flagSet struct {
+	fs    *flag.FlagSet
+	names map[string]string // every name and alias -> canonical name
+	set   map[string]bool   // canonical names given on the command line
+}
+
+func newFlagSet(cmd string) *flagSet {
+	fs := flag.NewFlagSet("hopper "+cmd, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return &flagSet{fs: fs, names: map[string]string{}, set: map[string]bool{}}
+}
+
+// String registers a flag with a value; aliases share it (-j for --jobs).
+func (f *flagSet) String(name, def string, aliases ...string) *string {
+	p := new(string)
+	*p = def
+	for _, n := range append([]string{name}, aliases...) {
+		f.fs.Func(n, "", func(v string) error { *p = v; f.set[name] = true; return nil })
+		f.names[n] = name
+	}
+	return p
+}
+
+// Bool registers a switch: --name, --name=true or --name=false.
+func (f *flagSet) Bool(name string) *bool {
+	p := new(bool)
+	f.fs.BoolFunc(name, "", func(v string) error {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return fmt.Errorf("--%s takes no value, or true or false; got %q", name, v)
+		}
+		*p = b
+		f.set[name] = true
+		return nil
+	})
+	f.names[name] = name
+	return p
+}
+
+// Given reports whether the flag was on the command line.
+func (f *flagSet) Given(name string) bool { return f.set[name] }
+
+// Parse reads args: flags and positional arguments in any order until a
+// lone "--", and the command after it (nil when there is no "--").
+func (f *flagSet) Parse(args []string) (positional, command []string, err error) {
+	for i, a := range args {
+		if a == "--" {
+			args, command = args[:i], append([]string{}, args[i+1:]...)
+			if command == nil {
+				command = []string{}
+			}
+			break
+		}
+	}
+	for {
+		if err := f.fs.Parse(args); err != nil {
+			return nil, nil, f.explain(err)
+		}
+		rest := f.fs.Args()
+		if len(rest) == 0 {
+			return positional, command, nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// explain turns the flag package's errors into this command's words.
+func (f *flagSet) explain(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return errHelp
+	}
+	msg := err.Error()
+	for _, p := range []struct{ prefix, format string }{
+		{"flag provided but not defined: -", "unknown flag --%s"},
+		{"flag needs an argument: -", "--%s needs a value"},
+	} {
+		if name, ok := strings.CutPrefix(msg, p.prefix); ok {
+			return usagef(p.format, strings.TrimPrefix(name, "-"))
+		}
+	}
+	if _, detail, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "invalid") {
+		// A Bool's own message, after the flag package's "invalid boolean
+		// value ... for -x: ".
+		if i := strings.LastIndex(detail, ": "); i >= 0 {
+			detail = detail[i+2:]
+		}
+		return usageError{detail}
+	}
+	return usageError{msg}
+}
+
+// The checks of numeric flags (SPEC section 11): each kind has its own
+// message, which names the flag and quotes the value.
+
+// positiveSeconds reads a duration given in seconds ("180", "0.5") or as a
+// Go duration ("3m", "1500ms"); it must be more than zero.
+func positiveSeconds(name, raw string) (time.Duration, error) {
+	d, ok := parseSeconds(raw)
+	if !ok || d <= 0 {
+		return 0, usagef("--%s must be a positive number of seconds, got %q", name, raw)
+	}
+	return d, nil
+}
+
+func parseSeconds(raw string) (time.Duration, bool) {
+	s := strings.TrimSpace(raw)
+	if v, err := strconv.ParseFloat(s, 64); err == nil {
+		if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) > float64(math.MaxInt64/int64(time.Second)) {
+			return 0, false
+		}
+		return time.Duration(v * float64(time.Second)), true
+	}
+	if d, err := time.ParseDuration(s); err == nil {
+		return d, true
+	}
+	return 0, false
+}
+
+// notNegative reads a whole number that may be zero.
+func notNegative(name, raw string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(raw))
+	if err != nil || n < 0 {
+		return 0, usagef("--%s must be a whole number, not negative, got %q", name, raw)
+	}
+	return n, nil
+}
+
+// atLeastOne reads a whole number of at least 1.
+func atLeastOne(name, raw string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(raw))
+	if err != nil || n < 1 {
+		return 0, usagef("--%s must be a whole number, at least 1, got %q", name, raw)
+	}
+	return n, nil
+}
+
+// fraction reads a number between 0 and 1, both included.
+func fraction(name, raw string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(raw), 64)
+	if err != nil || math.IsNaN(v) || v < 0 || v > 1 {
+		return 0, usagef("--%s must be a number between 0 and 1, got %q", name, raw)
+	}
+	return v, nil
+}
+
+// checks runs value checks in order and keeps the first error.
+type checks struct{ err error }
+
+func (c *checks) seconds(dst *time.Duration, name, raw string) {
+	if c.err == nil {
+		*dst, c.err = positiveSeconds(name, raw)
+	}
+}
+
+func (c *checks) notNegative(dst *int, name, raw string) {
+	if c.err == nil {
+		*dst, c.err = notNegative(name, raw)
+	}
+}
+
+func (c *checks) atLeastOne(dst *int, name, raw string) {
+	if c.err == nil {
+		*dst, c.err = atLeastOne(name, raw)
+	}
+}
+
+func (c *checks) fraction(dst *float64, name, raw string) {
+	if c.err == nil {
+		*dst, c.err = fraction(name, raw)
+	}
+}
+
+func (c *checks) add(err error) {
+	if c.err == nil {
+		c.err = err
+	}
+}

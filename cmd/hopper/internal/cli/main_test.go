@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func runMain(env Env, args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = Main(args, env, Streams{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb})
+	return code, out.String(), errb.String()
+}
+
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"help"}, {"-h"}} {
+		code, out, errs := runMain(Env{}, args...)
+		assert.Equal(t, 0, code)
+		assert.Contains(t, out, "hopper run [-j N]")
+		assert.Empty(t, errs)
+	}
+	for name, c := range commands {
+		code, out, _ := runMain(Env{}, name, "--help")
+		assert.Equal(t, 0, code, name)
+		assert.Equal(t, c.usage, out, name)
+		code, out, _ = runMain(Env{}, "help", name)
+		assert.Equal(t, 0, code, name)
+		assert.Equal(t, c.usage, out, name)
+	}
+	code, _, errs := runMain(Env{})
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "Usage:")
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, `hopper: unknown command "frobnicate"` + "\nRun 'hopper --help' for usage.\n"},
+		{[]string{"work", "--build", "b", "u1"}, "hopper work: no Redis: pass --redis redis://HOST:PORT, or set HOPPER_REDIS_URL or REDIS_URL\nRun 'hopper work --help' for usage.\n"},
+		{[]string{"work", "--build", "b", "--redis", "127.0.0.1:1", "u1"}, "hopper work: no command: put it after --, e.g. -- bundle exec rspec {unit}\nRun 'hopper work --help' for usage.\n"},
+		{[]string{"work", "--build", "b", "--redis", "127.0.0.1:1", "u1", "--"}, "hopper work: no command after --\n"},
+		{[]string{"work", "--build", "b", "--redis", "127.0.0.1:1", "--", "true"}, "hopper work: no units: name them as arguments before --, or give --units-from FILE\n"},
+		{[]string{"work", "--build", "b", "--redis", "127.0.0.1:1", "u", "--", "/no/such/program"}, `hopper work: cannot run "/no/such/program": no such file or directory`},
+		{[]string{"work", "--build", "b", "--redis", "127.0.0.1:1", "u", "--", "no-such-program-hopper"}, `hopper work: cannot run "no-such-program-hopper": executable file not found in $PATH`},
+		{[]string{"work", "--build", "b", "--redis", "127.0.0.1:1", "--junit-out", "x.xml", "u", "--", "true"}, "hopper work: --junit-out is for the report: give --report-on-exit too, or use hopper report\n"},
+		{[]string{"report", "--build", "b", "--redis", "127.0.0.1:1", "extra"}, "hopper report: unexpected argument \"extra\"\nRun 'hopper report --help' for usage.\n"},
+		{[]string{"report", "--build", "b", "--redis", "127.0.0.1:1", "--inactive-timeout", "0"}, `hopper report: --inactive-timeout must be a positive number of seconds, got "0"`},
+		{[]string{"report", "--redis", "127.0.0.1:1"}, "hopper report: no build id: pass --build"},
+		{[]string{"status", "--build", "b", "--interval", "0"}, `hopper status: --interval must be a positive number of seconds, got "0"`},
+		{[]string{"events", "--build", "b", "--", "x"}, "hopper events: unexpected command after --"},
+		{[]string{"run", "-j", "0", "u", "--", "true"}, `hopper run: --jobs must be a whole number, at least 1, got "0"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			code, out, errs := runMain(Env{}, tc.args...)
+			assert.Equal(t, 2, code)
+			assert.Empty(t, out)
+			assert.Contains(t, errs, tc.want)
+		})
+	}
+}
+
+func TestUnreachableRedis(t *testing.T) {
+	for _, cmd := range [][]string{
+		{"work", "--build", "b", "--redis", "redis://127.0.0.1:1", "u", "--", "true"},
+		{"report", "--build", "b", "--redis", "redis://127.0.0.1:1"},
+		{"status", "--build", "b", "--redis", "redis://127.0.0.1:1"},
+		{"events", "--build", "b", "--redis", "redis://127.0.0.1:1"},
+		{"run", "--redis", "redis://127.0.0.1:1", "u", "--", "true"},
+	} {
+		code, out, errs := runMain(Env{}, cmd...)
+		assert.Equal(t, 2, code, "%v", cmd)
+		assert.Empty(t, out)
+		assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
+		assert.Contains(t, errs, "hopper "+cmd[0]+": cannot reach Redis at redis://127.0.0.1:1: ")
+		assert.Contains(t, errs, "connection refused")
+	}
+}

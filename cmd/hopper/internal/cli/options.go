@@ -1,0 +1,373 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/report"
+	"github.com/hopper-queue/hopper/worker"
+	"github.com/redis/rueidis"
+)
+
+// target is the build a command acts on and the Redis it lives in.
+type target struct {
+	BuildID string
+	// Redis is the server's URL; "" when none was given (hopper run then
+	// starts the embedded server).
+	Redis string
+	// redisFrom names where Redis came from (--redis or a variable).
+	redisFrom string
+}
+
+type targetFlags struct {
+	build, redis *string
+}
+
+func addTargetFlags(f *flagSet) targetFlags {
+	return targetFlags{build: f.String("build", ""), redis: f.String("redis", "")}
+}
+
+// resolve applies the fallbacks of --build (HOPPER_BUILD_ID, then the CI's
+// build id) and --redis (HOPPER_REDIS_URL, then REDIS_URL). A missing build
+// id is an error only when needBuild.
+func (tf targetFlags) resolve(f *flagSet, env Env, needBuild bool) (target, error) {
+	var t target
+	switch {
+	case f.Given("build"):
+		t.BuildID = strings.TrimSpace(*tf.build)
+		if t.BuildID == "" {
+			return t, usagef("--build must not be empty")
+		}
+	default:
+		t.BuildID, _ = env.first("HOPPER_BUILD_ID")
+		if t.BuildID == "" {
+			if ci, ok := DetectCI(env); ok {
+				t.BuildID = ci.BuildID
+				if t.BuildID == "" && needBuild {
+					return t, usagef("no build id: %s is detected but its build id variable is not set; pass --build or set HOPPER_BUILD_ID", ci.Vendor)
+				}
+			}
+		}
+	}
+	if t.BuildID == "" && needBuild {
+		return t, usagef("no build id: pass --build, set HOPPER_BUILD_ID, or run under CircleCI, Buildkite, GitHub Actions or GitLab CI (%s)", ciBuildNames())
+	}
+	if t.BuildID != "" {
+		if err := checkName("build id", t.BuildID); err != nil {
+			return t, err
+		}
+	}
+	if f.Given("redis") {
+		t.Redis, t.redisFrom = strings.TrimSpace(*tf.redis), "--redis"
+		if t.Redis == "" {
+			return t, usagef("--redis must not be empty")
+		}
+	} else {
+		t.Redis, t.redisFrom = env.first("HOPPER_REDIS_URL", "REDIS_URL")
+	}
+	if t.Redis != "" {
+		if _, err := redisOption(t.Redis, t.redisFrom); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// needRedis refuses a target without Redis, for every command but run.
+func (t target) needRedis() error {
+	if t.Redis == "" {
+		return usagef("no Redis: pass --redis redis://HOST:PORT, or set HOPPER_REDIS_URL or REDIS_URL")
+	}
+	return nil
+}
+
+// redisOption reads a Redis URL: redis://[user:password@]host:port[/db],
+// rediss:// for TLS, unix:///path; a bare host:port means redis://.
+func redisOption(raw, from string) (rueidis.ClientOption, error) {
+	u := raw
+	if !strings.Contains(u, "://") {
+		u = "redis://" + u
+	}
+	opt, err := rueidis.ParseURL(u)
+	if err != nil {
+		return opt, usagef("%s %q is not a Redis URL (redis://HOST:PORT): %v", from, raw, err)
+	}
+	opt.DisableCache = true
+	return opt, nil
+}
+
+// checkName refuses an id the queue would refuse, with the flag's words.
+func checkName(what, id string) error {
+	if len(id) > queue.MaxIDBytes {
+		return usagef("%s is %d bytes, over %d", what, len(id), queue.MaxIDBytes)
+	}
+	if strings.ContainsAny(id, "\r\n") {
+		return usagef("%s %q has a line break", what, id)
+	}
+	return nil
+}
+
+// outputs are the report's files and rules, shared by report, run and
+// work --report-on-exit.
+type outputs struct {
+	SummaryOut, FailedOut, JUnitOut, HTMLOut string
+	AllowEmpty                               bool
+	MinExamples                              int64
+}
+
+type outputFlags struct {
+	summary, failed, junit, html, minExamples *string
+	allowEmpty                                *bool
+}
+
+func addOutputFlags(f *flagSet) outputFlags {
+	return outputFlags{
+		summary: f.String("summary-out", ""), failed: f.String("failed-out", ""),
+		junit: f.String("junit-out", ""), html: f.String("html-out", ""),
+		minExamples: f.String("min-examples", "0"), allowEmpty: f.Bool("allow-empty"),
+	}
+}
+
+func (of outputFlags) resolve(c *checks) outputs {
+	o := outputs{SummaryOut: *of.summary, FailedOut: *of.failed, JUnitOut: *of.junit, HTMLOut: *of.html, AllowEmpty: *of.allowEmpty}
+	var n int
+	c.notNegative(&n, "min-examples", *of.minExamples)
+	o.MinExamples = int64(n)
+	return o
+}
+
+// given names the first output flag on the command line, for work, which
+// takes them only with --report-on-exit.
+func (of outputFlags) given(f *flagSet) string {
+	for _, n := range []string{"summary-out", "failed-out", "junit-out", "html-out", "min-examples", "allow-empty"} {
+		if f.Given(n) {
+			return n
+		}
+	}
+	return ""
+}
+
+func (o outputs) reportOptions() report.Options {
+	return report.Options{AllowEmpty: o.AllowEmpty, MinExamples: o.MinExamples}
+}
+
+// workOptions are hopper work's, and the worker half of hopper run's.
+type workOptions struct {
+	target
+	WorkerID         string
+	Revision         string
+	UnitType         string
+	Timeout          time.Duration
+	MaxUnitDuration  time.Duration
+	MaxRequeues      int
+	RequeueTolerance float64
+	MaxReclaims      int
+	Processes        int
+	TTL              time.Duration
+	TombstoneTTL     time.Duration
+	InitTimeout      time.Duration
+	ReportOnExit     bool
+	Outputs          outputs
+	// Units are the unit ids from the arguments; UnitsFrom the file
+	// (or "-") named by --units-from.
+	Units     []string
+	UnitsFrom string
+	// Command is the template after "--".
+	Command  []string
+	Progress string
+	// pollInterval is the wait between looks at a build another slot is
+	// publishing; zero means the worker's default.
+	pollInterval time.Duration
+}
+
+type workFlags struct {
+	target                                                           targetFlags
+	worker, revision, unitType, unitsFrom, progress                  *string
+	timeout, maxUnit, maxRequeues, tolerance, maxReclaims, processes *string
+	ttl, tombstoneTTL, initTimeout                                   *string
+	reportOnExit                                                     *bool
+	outputs                                                          outputFlags
+}
+
+// addWorkFlags registers the work flags; processesName is "processes" for
+// work and "jobs" (alias -j) for run.
+func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
+	return workFlags{
+		target: addTargetFlags(f),
+		worker: f.String("worker", ""), revision: f.String("revision", ""),
+		unitType: f.String("unit-type", queue.DefaultUnitType), unitsFrom: f.String("units-from", ""),
+		progress: f.String("progress", "auto"),
+		timeout:  f.String("timeout", "180"), maxUnit: f.String("max-unit-duration", "900"),
+		maxRequeues: f.String("max-requeues", "0"), tolerance: f.String("requeue-tolerance", "0"),
+		maxReclaims: f.String("max-reclaims", "3"), processes: f.String(processes, "1", aliases...),
+		ttl: f.String("ttl", "14400"), tombstoneTTL: f.String("tombstone-ttl", "604800"),
+		initTimeout:  f.String("init-timeout", "300"),
+		reportOnExit: f.Bool("report-on-exit"),
+		outputs:      addOutputFlags(f),
+	}
+}
+
+func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild bool) (workOptions, error) {
+	var o workOptions
+	var err error
+	if o.target, err = wf.target.resolve(f, env, needBuild); err != nil {
+		return o, err
+	}
+	var c checks
+	c.seconds(&o.Timeout, "timeout", *wf.timeout)
+	c.seconds(&o.MaxUnitDuration, "max-unit-duration", *wf.maxUnit)
+	c.notNegative(&o.MaxRequeues, "max-requeues", *wf.maxRequeues)
+	c.fraction(&o.RequeueTolerance, "requeue-tolerance", *wf.tolerance)
+	c.notNegative(&o.MaxReclaims, "max-reclaims", *wf.maxReclaims)
+	c.atLeastOne(&o.Processes, processes, *wf.processes)
+	c.seconds(&o.TTL, "ttl", *wf.ttl)
+	c.seconds(&o.TombstoneTTL, "tombstone-ttl", *wf.tombstoneTTL)
+	c.seconds(&o.InitTimeout, "init-timeout", *wf.initTimeout)
+	o.Outputs = wf.outputs.resolve(&c)
+	if c.err != nil {
+		return o, c.err
+	}
+	if o.Timeout < 3*time.Millisecond {
+		return o, usagef("--timeout must be at least 0.003 seconds (the heartbeat runs every timeout/3), got %q", *wf.timeout)
+	}
+	o.ReportOnExit = *wf.reportOnExit
+	o.Revision, o.UnitType, o.UnitsFrom = *wf.revision, strings.TrimSpace(*wf.unitType), *wf.unitsFrom
+	if f.Given("units-from") && o.UnitsFrom == "" {
+		return o, usagef("--units-from must name a file, or - for stdin")
+	}
+	if o.UnitType == "" {
+		return o, usagef("--unit-type must not be empty")
+	}
+	if err := checkName("--revision", o.Revision); err != nil {
+		return o, err
+	}
+	switch o.Progress = *wf.progress; o.Progress {
+	case "auto", "live", "plain", "off":
+	default:
+		return o, usagef("--progress must be auto, live, plain or off, got %q", o.Progress)
+	}
+
+	// --worker, then HOPPER_WORKER_ID, then the CI's node index, then
+	// <hostname>-<pid>.
+	switch {
+	case f.Given("worker"):
+		o.WorkerID = strings.TrimSpace(*wf.worker)
+		if o.WorkerID == "" {
+			return o, usagef("--worker must not be empty")
+		}
+	default:
+		o.WorkerID, _ = env.first("HOPPER_WORKER_ID")
+		if o.WorkerID == "" {
+			if ci, ok := DetectCI(env); ok {
+				o.WorkerID = ci.WorkerID
+			}
+		}
+		if o.WorkerID == "" {
+			o.WorkerID = defaultWorkerID()
+		}
+	}
+	if err := checkName("worker id", o.WorkerID); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// config is one slot's worker configuration.
+func (o workOptions) config(workerID string) worker.Config {
+	maxReclaims := o.MaxReclaims
+	if maxReclaims == 0 {
+		maxReclaims = worker.NoReclaims
+	}
+	return worker.Config{
+		BuildID: o.BuildID, WorkerID: workerID,
+		Timeout: o.Timeout, MaxUnitDuration: o.MaxUnitDuration,
+		MaxRequeues: o.MaxRequeues, RequeueTolerance: o.RequeueTolerance, MaxReclaims: maxReclaims,
+		TTL: o.TTL, TombstoneTTL: o.TombstoneTTL, InitTimeout: o.InitTimeout,
+		PollInterval: o.pollInterval,
+	}
+}
+
+// slotIDs are the worker ids of the slots: the worker id itself for one,
+// <id>.1 .. <id>.N for more.
+func slotIDs(workerID string, n int) []string {
+	if n <= 1 {
+		return []string{workerID}
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = workerID + "." + strconv.Itoa(i+1)
+	}
+	return ids
+}
+
+// readUnits returns the unit ids from the arguments, then from the
+// --units-from file (one a line, blank lines skipped, surrounding white
+// space trimmed; "-" reads stdin). A unit named twice is refused: the build
+// runs each unit once.
+func readUnits(args []string, from string, stdin io.Reader) ([]string, error) {
+	seen := map[string]string{}
+	var units []string
+	add := func(u, where string) error {
+		if prev, dup := seen[u]; dup {
+			return usagef("unit %q is given twice (%s and %s)", u, prev, where)
+		}
+		if err := checkName(fmt.Sprintf("unit %q (%s)", u, where), u); err != nil {
+			return err
+		}
+		seen[u] = where
+		units = append(units, u)
+		return nil
+	}
+	for i, a := range args {
+		if strings.TrimSpace(a) == "" {
+			return nil, usagef("argument %d is an empty unit id", i+1)
+		}
+		if err := add(a, fmt.Sprintf("argument %d", i+1)); err != nil {
+			return nil, err
+		}
+	}
+	if from == "" {
+		return units, nil
+	}
+	var r io.Reader
+	name := from
+	if from == "-" {
+		r, name = stdin, "stdin"
+	} else {
+		f, err := os.Open(from)
+		if err != nil {
+			return nil, usagef("cannot read --units-from %s: %v", from, unwrapPath(err))
+		}
+		defer f.Close()
+		r = f
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		u := strings.TrimSpace(sc.Text())
+		if u == "" {
+			continue
+		}
+		if err := add(u, fmt.Sprintf("line %d of %s", n, name)); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, usagef("cannot read --units-from %s: %v", from, unwrapPath(err))
+	}
+	return units, nil
+}
+
+// unwrapPath drops the *PathError's repetition of the path.
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}

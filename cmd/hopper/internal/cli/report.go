@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/hopper-queue/hopper/cmd/hopper/internal/htmlreport"
+	"github.com/hopper-queue/hopper/report"
+	"github.com/redis/rueidis"
+)
+
+// report is `hopper report`.
+func (a *app) report(args []string) error {
+	f := newFlagSet("report")
+	tf := addTargetFlags(f)
+	timeout := f.String("timeout", "1080")
+	initTimeout := f.String("init-timeout", "300")
+	inactive := f.String("inactive-timeout", "300")
+	of := addOutputFlags(f)
+	positional, command, err := f.Parse(args)
+	if err != nil {
+		return err
+	}
+	if err := noArguments(positional, command); err != nil {
+		return err
+	}
+	t, err := tf.resolve(f, a.env, true)
+	if err != nil {
+		return err
+	}
+	var c checks
+	var opts report.Options
+	c.seconds(&opts.Timeout, "timeout", *timeout)
+	c.seconds(&opts.InitTimeout, "init-timeout", *initTimeout)
+	c.seconds(&opts.InactiveTimeout, "inactive-timeout", *inactive)
+	outs := of.resolve(&c)
+	if c.err != nil {
+		return c.err
+	}
+	if err := t.needRedis(); err != nil {
+		return err
+	}
+	opts.AllowEmpty, opts.MinExamples = outs.AllowEmpty, outs.MinExamples
+	client, err := a.connect(t)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	return exitCode(a.judge(client, t.BuildID, outs, opts))
+}
+
+// judge runs the report, prints it and writes the files asked for; it
+// returns the report's exit code, or 2 when a file cannot be written.
+func (a *app) judge(client rueidis.Client, buildID string, outs outputs, opts report.Options) int {
+	r, err := report.Run(a.ctx, client, buildID, opts)
+	if err != nil {
+		if a.interrupted() {
+			fmt.Fprintf(a.s.Stderr, "%s: interrupted\n", a.name)
+		} else {
+			fmt.Fprintf(a.s.Stderr, "%s: %s\n", a.name, oneLine(err.Error()))
+		}
+		return exitInfrastructure
+	}
+	if err := r.WriteConsole(a.s.Stdout); err != nil {
+		fmt.Fprintf(a.s.Stderr, "%s: %v\n", a.name, err)
+	}
+	code := r.ExitCode
+	for _, out := range []struct {
+		path, what string
+		write      func(string) error
+	}{
+		{outs.SummaryOut, "summary", r.WriteSummary},
+		{outs.FailedOut, "failed units", r.WriteFailed},
+		{outs.JUnitOut, "JUnit report", r.WriteJUnit},
+		{outs.HTMLOut, "HTML report", func(p string) error { return htmlreport.Write(r, p) }},
+	} {
+		if out.path == "" {
+			continue
+		}
+		if err := out.write(out.path); err != nil {
+			fmt.Fprintf(a.s.Stderr, "%s: cannot write the %s to %s: %s\n", a.name, out.what, out.path, oneLine(err.Error()))
+			code = exitInfrastructure
+		}
+	}
+	return code
+}

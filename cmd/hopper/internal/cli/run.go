@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/hopper-queue/hopper/cmd/hopper/internal/embedded"
+)
+
+// run is `hopper run`: publish, N worker slots and the report in one
+// command, on the embedded server unless a Redis is given.
+func (a *app) run(args []string) error {
+	f := newFlagSet("run")
+	wf := addWorkFlags(f, "jobs", "j")
+	positional, command, err := f.Parse(args)
+	if err != nil {
+		return err
+	}
+	o, err := wf.resolve(f, a.env, "jobs", false)
+	if err != nil {
+		return err
+	}
+	if !f.Given("jobs") {
+		o.Processes = runtime.NumCPU()
+	}
+	if o.BuildID == "" {
+		o.BuildID = generatedBuildID()
+	}
+	units, err := a.suiteInput(&o, positional, command)
+	if err != nil {
+		return err
+	}
+
+	where := o.Redis
+	embed := o.Redis == ""
+	opts := o.Outputs.reportOptions()
+	if embed {
+		srv, err := embedded.Start()
+		if err != nil {
+			return exitf(exitInfrastructure, "%v", err)
+		}
+		defer srv.Close()
+		o.Redis, o.redisFrom, where = srv.URL(), "embedded server", "the embedded server ("+srv.URL()+")"
+		// No one else can finish the build: when these workers are done,
+		// the report judges at once.
+		opts.Timeout, opts.InitTimeout = time.Millisecond, time.Millisecond
+	} else {
+		where = redact(where)
+	}
+	client, err := a.connect(o.target)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	// The slots that lose the race to publish look again soon: on one
+	// machine there is no crowd to spare.
+	o.pollInterval = 100 * time.Millisecond
+	fmt.Fprintf(a.s.Stderr, "hopper run: build %s, %d unit(s), %d worker(s), on %s\n", o.BuildID, len(units), o.Processes, where)
+	a.runWorkers(client, o, units)
+	if a.interrupted() {
+		return exitf(exitInfrastructure, "interrupted")
+	}
+	fmt.Fprintln(a.s.Stdout)
+	return exitCode(a.judge(client, o.BuildID, o.Outputs, opts))
+}
+
+// generatedBuildID names a build of hopper run that was given no id:
+// run-<UTC time>-<4 random hex digits>.
+func generatedBuildID() string {
+	var b [2]byte
+	_, _ = rand.Read(b[:])
+	return "run-" + time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}

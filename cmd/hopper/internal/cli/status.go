@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hopper-queue/hopper/cmd/hopper/internal/live"
+)
+
+// status is `hopper status`.
+func (a *app) status(args []string) error {
+	f := newFlagSet("status")
+	tf := addTargetFlags(f)
+	once := f.Bool("once")
+	interval := f.String("interval", "1")
+	positional, command, err := f.Parse(args)
+	if err != nil {
+		return err
+	}
+	if err := noArguments(positional, command); err != nil {
+		return err
+	}
+	t, err := tf.resolve(f, a.env, true)
+	if err != nil {
+		return err
+	}
+	every, err := positiveSeconds("interval", *interval)
+	if err != nil {
+		return err
+	}
+	if err := t.needRedis(); err != nil {
+		return err
+	}
+	client, err := a.connect(t)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+
+	watch := !*once && a.s.Terminal && a.env["TERM"] != "dumb"
+	tracker := live.NewTracker(client, t.BuildID)
+	if watch {
+		fmt.Fprint(a.s.Stdout, "\x1b[2J") // a clean screen to redraw on
+	}
+	for {
+		s, err := tracker.Poll(a.ctx)
+		switch {
+		case a.interrupted():
+			return nil
+		case errors.Is(err, live.ErrNoBuild) && watch:
+			// Not published yet: show that, and keep looking.
+		case errors.Is(err, live.ErrNoBuild):
+			return exitf(exitInfrastructure, "build %s not found (never published, or not yet)", t.BuildID)
+		case err != nil:
+			return exitf(exitInfrastructure, "reading build %s: %s", t.BuildID, oneLine(err.Error()))
+		}
+		var b strings.Builder
+		_ = live.WriteStatus(&b, s)
+		if watch {
+			// Home, draw, erase what is left of the previous view.
+			fmt.Fprint(a.s.Stdout, "\x1b[H"+strings.ReplaceAll(b.String(), "\n", "\x1b[K\n")+"\x1b[J")
+		} else {
+			fmt.Fprint(a.s.Stdout, b.String())
+		}
+		if !watch || s.Complete() || s.Gone || (s.Published && s.State != "ready") {
+			return nil
+		}
+		select {
+		case <-a.ctx.Done():
+			return nil
+		case <-time.After(every):
+		}
+	}
+}

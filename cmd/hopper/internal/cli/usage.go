@@ -1,0 +1,136 @@
+package cli
+
+// The help of each command, printed by --help (to stdout, exit 0).
+
+const topUsage = `hopper spreads the units of a test suite (spec files, Go packages, any string
+a command understands) across workers through Redis Streams, retries and
+reclaims them within budgets, and gives the build one verdict.
+
+Usage:
+  hopper run [-j N] [flags] [units...] -- COMMAND ARGS...
+        the whole suite on this machine: publish, N workers, the report
+        (on an embedded Redis unless --redis is given)
+  hopper work [flags] [units...] -- COMMAND ARGS...
+        one CI machine's worker: take units of the shared build until it is done
+  hopper report [flags]     wait for the build, print its verdict, exit 0/1/2/3
+  hopper status [flags]     a live view of a build while it runs
+  hopper events [flags]     the build's attempt log as JSON lines
+
+COMMAND runs once per attempt at a unit, with every {unit} in its arguments
+replaced by the unit id, and HOPPER_UNIT, HOPPER_BUILD_ID, HOPPER_WORKER_ID and
+TEST_ENV_NUMBER in its environment. Exit 0 passes the unit.
+
+Run 'hopper <command> --help' for the flags of a command.
+`
+
+const workUsage = `Usage: hopper work [flags] [units...] -- COMMAND ARGS...
+
+Joins the build (publishing it when first), then takes units one at a time and
+runs COMMAND for each, until every unit of the build has its final state. Every
+worker of a build must be given the same units, unit type, command and
+revision. Exit status: 0 when the build is complete (whatever the tests did:
+the verdict is the report's), 2 on an infrastructure error, 4 when a unit ran
+past --max-unit-duration + --timeout; with --report-on-exit, the report's.
+
+COMMAND runs with every {unit} replaced by the unit id, in a process group of
+its own, with HOPPER_UNIT, HOPPER_BUILD_ID, HOPPER_WORKER_ID and
+TEST_ENV_NUMBER ("" for slot 1, else the slot number) in its environment. Exit
+0: passed. Another exit status: failed, retried within --max-requeues. Killed
+by a signal: failed for good. Its output is printed once, for the attempt
+whose result counts.
+
+Flags (environment fallbacks in brackets):
+  --build ID               build id [HOPPER_BUILD_ID, then the CI's]
+  --worker ID              worker id [HOPPER_WORKER_ID, then the CI's node index,
+                           then <hostname>-<pid>]
+  --redis URL              redis://[user:pass@]host:port[/db] [HOPPER_REDIS_URL, REDIS_URL]
+  --units-from FILE        unit ids, one a line (- for stdin), after the arguments'
+  --unit-type TYPE         what the units are (default file)
+  --revision REV           source revision under test, part of the fingerprint
+  --timeout SECONDS        silence after which a unit is reclaimed (default 180)
+  --max-unit-duration SECONDS
+                           run time after which a unit is abandoned (default 900)
+  --max-requeues N         retries per failed unit (default 0)
+  --requeue-tolerance X    share of units that may be retried, 0..1 (default 0)
+  --max-reclaims N         times a unit may be taken from a lost worker (default 3)
+  --processes N            worker slots in this process (default 1)
+  --ttl SECONDS            inactivity TTL of the build's keys (default 14400)
+  --tombstone-ttl SECONDS  how long a build id stays used (default 604800)
+  --init-timeout SECONDS   wait for the build to be published (default 300)
+  --progress MODE          auto, live, plain or off (default auto: a live line on
+                           a terminal, a plain line every few seconds otherwise)
+  --report-on-exit         run the report once the build is complete; then also:
+  --summary-out FILE  --failed-out FILE  --junit-out FILE  --html-out FILE
+  --allow-empty  --min-examples N      (see hopper report --help)
+`
+
+const runUsage = `Usage: hopper run [-j N] [flags] [units...] -- COMMAND ARGS...
+
+Runs a whole build on this machine: publishes the units, runs N worker slots
+until every unit has its final state, then prints the report and exits with
+its code (0 passed, 1 failed, 2 infrastructure, 3 incomplete). Without --redis
+(and without HOPPER_REDIS_URL or REDIS_URL) it runs on an embedded in-process
+Redis-compatible server, so nothing needs to be installed; with --redis, other
+machines can join the build with hopper work.
+
+COMMAND is run as by hopper work (see hopper work --help).
+
+Flags:
+  -j, --jobs N             worker slots (default the number of CPUs)
+  --build ID               build id (default generated; [HOPPER_BUILD_ID, then the CI's])
+  --redis URL              a real Redis [HOPPER_REDIS_URL, REDIS_URL]
+  --worker ID              worker id prefix (default <hostname>-<pid>)
+  --units-from FILE, --unit-type, --revision, --timeout, --max-unit-duration,
+  --max-requeues, --requeue-tolerance, --max-reclaims, --ttl, --tombstone-ttl,
+  --init-timeout, --progress      as hopper work
+  --summary-out FILE, --failed-out FILE, --junit-out FILE, --html-out FILE,
+  --allow-empty, --min-examples N as hopper report
+`
+
+const reportUsage = `Usage: hopper report [flags]
+
+Waits for the build to be published and for every unit to be finalized, reads
+its attempt log, prints the verdict and exits with its code: 0 passed,
+1 failed (a unit failed, or too few examples), 2 infrastructure (no build,
+Redis unreachable), 3 incomplete (units never finalized, state expired,
+publishing failed). It only reads.
+
+Flags:
+  --build ID                 build id [HOPPER_BUILD_ID, then the CI's]
+  --redis URL                [HOPPER_REDIS_URL, REDIS_URL]
+  --timeout SECONDS          wait for completion (default 1080)
+  --init-timeout SECONDS     wait for the build to appear (default 300)
+  --inactive-timeout SECONDS give up when no worker was seen this long (default 300)
+  --summary-out FILE         JSON summary
+  --failed-out FILE          failed and never-finalized unit ids, one a line
+  --junit-out FILE           JUnit XML, one test case per unit
+  --html-out FILE            self-contained HTML report with a timeline
+  --allow-empty              a build of zero examples passes
+  --min-examples N           fail with fewer examples (default 0)
+`
+
+const statusUsage = `Usage: hopper status [flags]
+
+Shows a build while it runs: progress, retries, failures, and a table of
+workers (last seen, current unit, units processed). On a terminal it refreshes
+until the build is complete (or Ctrl-C); otherwise, or with --once, it prints
+one snapshot. Exit status 0, or 2 when the build or Redis cannot be read.
+
+Flags:
+  --build ID           build id [HOPPER_BUILD_ID, then the CI's]
+  --redis URL          [HOPPER_REDIS_URL, REDIS_URL]
+  --once               print one snapshot
+  --interval SECONDS   refresh interval (default 1)
+`
+
+const eventsUsage = `Usage: hopper events [flags]
+
+Prints the build's attempt log, one JSON object a line, as the workers wrote
+it. With --follow, keeps printing new events until the build is complete
+(or Ctrl-C).
+
+Flags:
+  --build ID     build id [HOPPER_BUILD_ID, then the CI's]
+  --redis URL    [HOPPER_REDIS_URL, REDIS_URL]
+  --follow, -f   keep following the log
+`

@@ -1,0 +1,230 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hopper-queue/hopper/cmd/hopper/internal/attempt"
+	"github.com/hopper-queue/hopper/cmd/hopper/internal/console"
+	"github.com/hopper-queue/hopper/cmd/hopper/internal/live"
+	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/worker"
+	"github.com/redis/rueidis"
+)
+
+// attemptsWait bounds the wait for commands still running when the workers
+// returned (an abort, an interrupt) before the process exits.
+const attemptsWait = 15 * time.Second
+
+// work is `hopper work`.
+func (a *app) work(args []string) error {
+	f := newFlagSet("work")
+	wf := addWorkFlags(f, "processes")
+	positional, command, err := f.Parse(args)
+	if err != nil {
+		return err
+	}
+	o, err := wf.resolve(f, a.env, "processes", true)
+	if err != nil {
+		return err
+	}
+	if err := o.needRedis(); err != nil {
+		return err
+	}
+	if n := wf.outputs.given(f); n != "" && !o.ReportOnExit {
+		return usagef("--%s is for the report: give --report-on-exit too, or use hopper report", n)
+	}
+	units, err := a.suiteInput(&o, positional, command)
+	if err != nil {
+		return err
+	}
+	client, err := a.connect(o.target)
+	if err != nil {
+		return err
+	}
+	defer client.Close()
+	code := a.runWorkers(client, o, units)
+	if a.interrupted() {
+		return exitf(exitInfrastructure, "interrupted: the units that were running go to the other workers once they have been silent for --timeout")
+	}
+	if !o.ReportOnExit {
+		return exitCode(code)
+	}
+	return exitCode(a.judge(client, o.BuildID, o.Outputs, o.Outputs.reportOptions()))
+}
+
+// suiteInput checks the command and reads the units, for work and run.
+func (a *app) suiteInput(o *workOptions, positional, command []string) ([]string, error) {
+	switch {
+	case command == nil:
+		return nil, usagef("no command: put it after --, e.g. -- bundle exec rspec {unit}")
+	case len(command) == 0:
+		return nil, usagef("no command after --")
+	}
+	o.Command = command
+	if !strings.Contains(command[0], attempt.Placeholder) {
+		if _, err := exec.LookPath(command[0]); err != nil {
+			return nil, usagef("cannot run %q: %v", command[0], unwrapExec(err))
+		}
+	}
+	if len(positional) == 0 && o.UnitsFrom == "" {
+		return nil, usagef("no units: name them as arguments before --, or give --units-from FILE")
+	}
+	o.Units = positional
+	return readUnits(positional, o.UnitsFrom, a.s.Stdin)
+}
+
+func unwrapExec(err error) error {
+	var e *exec.Error
+	if errors.As(err, &e) {
+		err = e.Err
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// runWorkers runs o.Processes worker slots on client until the build is
+// complete and returns the exit code of SPEC section 11: 2 when any slot
+// ended with anything but success or an abort, else 4 when any aborted,
+// else 0.
+func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) int {
+	cons := a.console(o.Progress)
+	suite := worker.Suite{
+		Units: units, UnitType: o.UnitType, Revision: o.Revision,
+		Command: attempt.Quote(o.Command),
+	}
+	ids := slotIDs(o.WorkerID, o.Processes)
+	errs := make([]error, len(ids))
+	var wg sync.WaitGroup
+	for i, id := range ids {
+		cfg := o.config(id)
+		cfg.Output, cfg.Log = cons.Out(), cons.Err()
+		cmd := &attempt.Command{
+			Args: o.Command, BuildID: o.BuildID, WorkerID: id, Slot: i + 1,
+			Supervisor: a.sup, Header: header(id),
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = worker.Run(a.ctx, client, suite, cfg, cmd.Func())
+		}()
+	}
+	stop := a.progress(client, o.BuildID, cons, o.Progress)
+	wg.Wait()
+	stop()
+	if !a.sup.Wait(attemptsWait) {
+		fmt.Fprintf(cons.Err(), "%s: %d command(s) still running after %s; leaving them\n", a.name, a.sup.Running(), attemptsWait)
+	}
+
+	code, aborted := exitOK, false
+	seen := map[string]bool{}
+	for _, err := range errs {
+		switch c := worker.ExitCode(err); c {
+		case exitOK:
+			continue
+		case exitAborted:
+			aborted = true
+		default:
+			code = exitInfrastructure
+		}
+		if a.interrupted() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+			continue // the command says it once
+		}
+		msg := describe(err)
+		if !seen[msg] {
+			seen[msg] = true
+			fmt.Fprintf(cons.Err(), "%s: %s\n", a.name, msg)
+		}
+	}
+	if code == exitOK && aborted {
+		code = exitAborted
+	}
+	return code
+}
+
+// describe says why a worker stopped, on one line.
+func describe(err error) string {
+	var fm *queue.FingerprintMismatchError
+	if errors.As(err, &fm) {
+		return oneLine(err.Error()) + ": every worker of a build must be given the same units, --unit-type, command and --revision"
+	}
+	return oneLine(err.Error())
+}
+
+// header is the line printed before the output of an attempt that counts.
+func header(workerID string) func(queue.Reservation, attempt.Outcome) string {
+	return func(r queue.Reservation, o attempt.Outcome) string {
+		what := "passed"
+		if !o.Passed() {
+			what = "failed (" + o.Status() + ")"
+		}
+		n := ""
+		if g := r.OwnershipGeneration(); g > 1 {
+			n = fmt.Sprintf(", attempt %d", g)
+		}
+		return fmt.Sprintf("==> %s: %s in %s (worker %s%s)\n", r.UnitID, what, live.Duration(o.Duration), workerID, n)
+	}
+}
+
+// console shares stdout and stderr between the units' output, the workers'
+// lines and the progress line.
+func (a *app) console(mode string) *console.Console {
+	liveLine := mode == "live" || mode == "auto" && a.s.Terminal && a.env["TERM"] != "dumb"
+	return console.New(a.s.Stdout, a.s.Stderr, liveLine, a.s.Width)
+}
+
+// Progress intervals: the live line is redrawn often; the plain line is
+// printed every few seconds.
+const (
+	liveInterval  = 500 * time.Millisecond
+	plainInterval = 5 * time.Second
+)
+
+// progress follows the build on the console until stop is called.
+func (a *app) progress(client rueidis.Client, buildID string, cons *console.Console, mode string) (stop func()) {
+	if mode == "off" {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(a.ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := live.NewTracker(client, buildID)
+		interval := plainInterval
+		if cons.Live() {
+			interval = liveInterval
+		}
+		tick := time.NewTicker(interval)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			s, err := t.Poll(ctx)
+			if err != nil || !s.Published {
+				continue // not published yet, or Redis trouble the workers report
+			}
+			if cons.Live() {
+				cons.SetLine(s.Line())
+			} else {
+				cons.Println(s.Plain())
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+		cons.Done()
+	}
+}

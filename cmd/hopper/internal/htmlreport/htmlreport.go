@@ -1,0 +1,410 @@
+// Package htmlreport renders a build's report as one self-contained HTML
+// file (--html-out): the verdict, the failed, flaky and abandoned units with
+// their errors, and a timeline with one row per worker and one bar per
+// attempt, coloured by how it ended, retries and reclaims marked. It needs
+// no network: styles, the timeline (inline SVG) and the little script that
+// highlights a unit's attempts are all in the file.
+package htmlreport
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/report"
+)
+
+//go:embed report.html.tmpl
+var pageTemplate string
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"seconds": func(ms float64) string { return fmtDuration(time.Duration(ms * float64(time.Millisecond))) },
+}).Parse(pageTemplate))
+
+// Geometry of the timeline, in SVG user units.
+const (
+	labelWidth = 170
+	plotWidth  = 1000
+	rowHeight  = 22
+	barHeight  = 14
+	axisHeight = 24
+	minBar     = 2
+)
+
+// Render returns the HTML report of r.
+func Render(r *report.Report) ([]byte, error) {
+	v := build(r)
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, v); err != nil {
+		return nil, fmt.Errorf("htmlreport: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Write renders r to path, creating its parent folders.
+func Write(r *report.Report, path string) error {
+	b, err := Render(r)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+// view is what the template shows.
+type view struct {
+	BuildID, Verdict, VerdictClass, Headline string
+	ExitCode                                 int
+	Details                                  []string
+	Counts                                   []count
+	Failed                                   []failedView
+	Flaky                                    []flakyView
+	Abandoned, NeverFinalized                []string
+	WorkerErrors                             []string
+	Slowest                                  []slowView
+	Timeline                                 *timelineView
+	Workers                                  []workerView
+}
+
+type count struct {
+	Label string
+	N     int
+	Class string
+}
+
+type failedView struct {
+	Unit, Reason, Worker string
+	Errors               []events.ErrorEntry
+	Truncated            int
+}
+
+type flakyView struct {
+	Unit    string
+	Retries int64
+}
+
+type slowView struct {
+	Unit, Worker, End string
+	DurationMS        float64
+}
+
+type workerView struct {
+	ID        string
+	Processed float64
+	Attempts  int
+	Busy      string
+}
+
+type timelineView struct {
+	Width, Height, PlotX, PlotWidth int
+	Rows                            []rowView
+	Ticks                           []tickView
+	Legend                          []legendView
+	Span                            string
+}
+
+type rowView struct {
+	Worker   string
+	Y, TextY int
+	Bars     []barView
+}
+
+type barView struct {
+	X, Y, W, H    float64
+	Class, Unit   string
+	Title         string
+	Retry         int64
+	Reclaimed     bool
+	AbandonX      float64
+	AbandonY1     float64
+	AbandonY2     float64
+	Abandoned     bool
+	LabelX        float64
+	ShowRetryText bool
+}
+
+type tickView struct {
+	X     float64
+	Label string
+}
+
+type legendView struct{ Class, Label string }
+
+func build(r *report.Report) view {
+	v := view{
+		BuildID: r.BuildID, Verdict: string(r.Verdict), Headline: r.Headline, ExitCode: r.ExitCode,
+		Details: r.Details, VerdictClass: "other",
+	}
+	switch r.Verdict {
+	case report.VerdictPassed:
+		v.VerdictClass = "passed"
+	case report.VerdictFailed:
+		v.VerdictClass = "failed"
+	}
+	log := r.Log
+	attempts := Attempts(log.Events())
+
+	failed := log.Failed()
+	flaky := log.Flaky()
+	retries := log.RetryCounts()
+	for _, f := range failed {
+		fv := failedView{Unit: f.UnitID, Worker: f.WorkerID, Reason: "(no reason)"}
+		if f.Reason != nil {
+			fv.Reason = *f.Reason
+		}
+		var entries []map[string]json.RawMessage
+		_ = json.Unmarshal(f.Errors, &entries)
+		for _, raw := range entries {
+			if n, ok := raw["truncated"]; ok && len(raw) == 1 {
+				_ = json.Unmarshal(n, &fv.Truncated)
+				continue
+			}
+			b, _ := json.Marshal(raw)
+			var e events.ErrorEntry
+			_ = json.Unmarshal(b, &e)
+			fv.Errors = append(fv.Errors, e)
+		}
+		v.Failed = append(v.Failed, fv)
+	}
+	for _, u := range flaky {
+		n, _ := retries.Get(u)
+		v.Flaky = append(v.Flaky, flakyView{Unit: u, Retries: n})
+	}
+	v.Abandoned = log.Abandoned()
+	for _, u := range r.NeverFinalized() {
+		line := u.UnitID + " (never delivered)"
+		if u.LastWorkerID != nil {
+			line = u.UnitID + " (last worker " + *u.LastWorkerID + ")"
+		}
+		v.NeverFinalized = append(v.NeverFinalized, line)
+	}
+	for _, e := range log.WorkerErrors() {
+		v.WorkerErrors = append(v.WorkerErrors, fmt.Sprintf("%s %s %s: %s", e.WorkerID, e.Phase, e.Class, e.Message))
+	}
+
+	var total, passed int
+	if r.Meta != nil {
+		total = int(r.Meta.TotalUnits)
+	}
+	for _, a := range attempts {
+		if a.End == EndPassed {
+			passed++ // a unit is finalized once
+		}
+	}
+	v.Counts = []count{
+		{"units", total, ""},
+		{"passed", passed, "passed"},
+		{"failed", len(failed), "failed"},
+		{"flaky", len(flaky), "requeued"},
+		{"never finalized", len(v.NeverFinalized), "running"},
+		{"retries", int(sumCounts(retries)), "requeued"},
+		{"reclaims", int(sumCounts(log.ReclaimCounts())), "lost"},
+		{"abandoned", len(v.Abandoned), "stale"},
+		{"attempts", len(attempts), ""},
+	}
+
+	// The slowest attempts that ran.
+	ran := make([]Attempt, 0, len(attempts))
+	for _, a := range attempts {
+		if !a.NoRun {
+			ran = append(ran, a)
+		}
+	}
+	sort.SliceStable(ran, func(i, j int) bool { return length(ran[i]) > length(ran[j]) })
+	for _, a := range ran[:min(len(ran), 10)] {
+		v.Slowest = append(v.Slowest, slowView{Unit: a.Unit, Worker: a.Worker, End: a.End, DurationMS: length(a)})
+	}
+
+	v.Timeline = timeline(r, attempts)
+	for _, row := range v.Timeline.Rows {
+		wv := workerView{ID: row.Worker}
+		var busy float64
+		for _, a := range attempts {
+			if a.Worker == row.Worker {
+				wv.Attempts++
+				busy += float64(a.EndMS - a.StartMS)
+			}
+		}
+		for _, w := range r.Workers {
+			if w.ID == row.Worker {
+				wv.Processed = w.Processed
+			}
+		}
+		wv.Busy = fmtDuration(time.Duration(busy) * time.Millisecond)
+		v.Workers = append(v.Workers, wv)
+	}
+	return v
+}
+
+// length is how long an attempt ran: the worker's own measure when it
+// settled the attempt, else the time between its events.
+func length(a Attempt) float64 {
+	if a.DurationMS > 0 {
+		return a.DurationMS
+	}
+	return float64(a.EndMS - a.StartMS)
+}
+
+func sumCounts(c report.UnitCounts) int64 {
+	var n int64
+	for _, uc := range c {
+		n += uc.Count
+	}
+	return n
+}
+
+func timeline(r *report.Report, attempts []Attempt) *timelineView {
+	// Rows: every worker that attempted something or has a record, by id.
+	seen := map[string]bool{}
+	var workers []string
+	for _, a := range attempts {
+		if !seen[a.Worker] {
+			seen[a.Worker] = true
+			workers = append(workers, a.Worker)
+		}
+	}
+	for _, w := range r.Workers {
+		if !seen[w.ID] {
+			seen[w.ID] = true
+			workers = append(workers, w.ID)
+		}
+	}
+	sort.Strings(workers)
+	row := map[string]int{}
+	for i, w := range workers {
+		row[w] = i
+	}
+
+	var t0, t1 int64
+	if r.Meta != nil && r.Meta.ReadyAtMS > 0 {
+		t0, t1 = r.Meta.ReadyAtMS, r.Meta.ReadyAtMS
+	}
+	for _, a := range attempts {
+		if t0 == 0 || a.StartMS < t0 {
+			t0 = a.StartMS
+		}
+		t1 = max(t1, a.EndMS)
+	}
+	span := float64(max(t1-t0, 1))
+	x := func(ms int64) float64 { return labelWidth + float64(ms-t0)/span*plotWidth }
+
+	tv := &timelineView{
+		PlotX: labelWidth, PlotWidth: plotWidth, Width: labelWidth + plotWidth + 10,
+		Height: axisHeight + max(len(workers), 1)*rowHeight + 6,
+		Span:   fmtDuration(time.Duration(t1-t0) * time.Millisecond),
+	}
+	for i, w := range workers {
+		y := axisHeight + i*rowHeight
+		tv.Rows = append(tv.Rows, rowView{Worker: w, Y: y, TextY: y + rowHeight/2 + 4})
+	}
+	for _, a := range attempts {
+		i := row[a.Worker]
+		bx, ex := x(a.StartMS), x(a.EndMS)
+		w := math.Max(ex-bx, minBar)
+		b := barView{
+			X: bx, W: w, Y: float64(axisHeight + i*rowHeight + (rowHeight-barHeight)/2), H: barHeight,
+			Class: a.End, Unit: a.Unit, Retry: a.RetryIndex, Reclaimed: a.Reclaimed,
+			Title: title(a),
+		}
+		if a.AbandonedAtMS > 0 {
+			b.Abandoned, b.AbandonX = true, x(a.AbandonedAtMS)
+			b.AbandonY1, b.AbandonY2 = b.Y-3, b.Y+b.H+3
+		}
+		b.LabelX = bx + 3
+		b.ShowRetryText = a.RetryIndex > 0 && w >= 18
+		tv.Rows[i].Bars = append(tv.Rows[i].Bars, b)
+	}
+	// About six ticks, on round durations.
+	step := niceStep(time.Duration(t1-t0)*time.Millisecond, 6)
+	for d := time.Duration(0); d <= time.Duration(t1-t0)*time.Millisecond; d += step {
+		tv.Ticks = append(tv.Ticks, tickView{X: x(t0 + d.Milliseconds()), Label: fmtDuration(d)})
+	}
+	tv.Legend = []legendView{
+		{EndPassed, "passed"}, {EndFailed, "failed"}, {EndRequeued, "failed, retried"},
+		{EndLost, "lost (worker went silent, unit reclaimed)"}, {EndStale, "result refused (reclaimed meanwhile)"},
+		{EndRunning, "unfinished"},
+	}
+	return tv
+}
+
+func title(a Attempt) string {
+	var b strings.Builder
+	b.WriteString(a.Unit)
+	switch {
+	case a.NoRun:
+		fmt.Fprintf(&b, ": finalized %s (%s) without running", a.End, a.Reason)
+	case a.End == EndRequeued:
+		fmt.Fprintf(&b, ": failed in %s, retried", fmtDuration(time.Duration(length(a))*time.Millisecond))
+	case a.End == EndLost:
+		fmt.Fprintf(&b, ": lost after %s, reclaimed by another worker", fmtDuration(time.Duration(length(a))*time.Millisecond))
+	case a.End == EndStale:
+		fmt.Fprintf(&b, ": finished after %s, result refused (reclaimed meanwhile)", fmtDuration(time.Duration(length(a))*time.Millisecond))
+	case a.End == EndRunning:
+		fmt.Fprintf(&b, ": no end recorded (%s so far)", fmtDuration(time.Duration(length(a))*time.Millisecond))
+	default:
+		fmt.Fprintf(&b, ": %s in %s", a.End, fmtDuration(time.Duration(length(a))*time.Millisecond))
+		if a.Reason != "" {
+			fmt.Fprintf(&b, " (%s)", a.Reason)
+		}
+	}
+	fmt.Fprintf(&b, "\nworker %s", a.Worker)
+	if g := 1 + a.RetryIndex + a.ReclaimCount; g > 1 {
+		fmt.Fprintf(&b, ", attempt %d", g)
+	}
+	if a.RetryIndex > 0 {
+		fmt.Fprintf(&b, ", retry %d", a.RetryIndex)
+	}
+	if a.Reclaimed {
+		b.WriteString(", reclaimed")
+		if a.PreviousWorkerID != "" {
+			b.WriteString(" from " + a.PreviousWorkerID)
+		}
+	}
+	if a.AbandonedAtMS > 0 {
+		fmt.Fprintf(&b, "\nabandoned after %s (--max-unit-duration)", fmtDuration(time.Duration(a.AbandonedAtMS-a.StartMS)*time.Millisecond))
+	}
+	return b.String()
+}
+
+// niceStep picks a round tick interval giving about n ticks over d.
+func niceStep(d time.Duration, n int) time.Duration {
+	for _, s := range []time.Duration{
+		100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
+		time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 15 * time.Second, 30 * time.Second,
+		time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute, 15 * time.Minute, 30 * time.Minute,
+		time.Hour, 2 * time.Hour, 6 * time.Hour,
+	} {
+		if d/s <= time.Duration(n) {
+			return s
+		}
+	}
+	return 24 * time.Hour
+}
+
+func fmtDuration(d time.Duration) string {
+	switch {
+	case d < 0:
+		d = 0
+		fallthrough
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}

@@ -1,0 +1,104 @@
+package htmlreport
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/report"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ev builds one log event the way the queue writes it.
+func ev(t *testing.T, typ, unit, worker string, at int64, extra string) events.Event {
+	t.Helper()
+	raw := fmt.Sprintf(`{"type":%q,"unit_id":%q,"worker_id":%q,"retry_index":0,"reclaim_count":0,"ownership_generation":1,"at_ms":%d%s}`, typ, unit, worker, at, extra)
+	e, err := events.Decode([]byte(raw))
+	require.NoError(t, err, raw)
+	return e
+}
+
+func TestAttempts(t *testing.T) {
+	log := []events.Event{
+		ev(t, "delivered", "a", "w1", 100, ""),
+		ev(t, "finalized", "a", "w1", 300, `,"outcome":"passed","duration_ms":190,"reason":null`),
+		ev(t, "delivered", "b", "w2", 110, ""),
+		ev(t, "requeued", "b", "w2", 200, `,"duration_ms":80`),
+		ev(t, "delivered", "b", "w1", 310, `,"retry_index":1`),
+		ev(t, "finalized", "b", "w1", 400, `,"outcome":"failed","reason":"retry_budget_exhausted","retry_index":1`),
+		ev(t, "delivered", "c", "w3", 120, ""),
+		ev(t, "abandoned", "c", "w3", 500, `,"elapsed_ms":380`),
+		ev(t, "reclaimed", "c", "w2", 900, `,"reclaim_count":1,"previous_worker_id":"w3"`),
+		ev(t, "stale_rejected", "c", "w3", 950, `,"operation":"finalize"`),
+		ev(t, "finalized", "c", "w2", 1000, `,"outcome":"passed","duration_ms":95,"reason":null,"reclaim_count":1`),
+		ev(t, "delivered", "d", "w4", 130, ""),
+		ev(t, "finalized", "d", "w5", 1100, `,"outcome":"failed","reason":"reclaim_budget_exhausted"`),
+		ev(t, "delivered", "e", "w1", 1050, ""),
+		{Type: "worker_error", WorkerID: "w9", AtMS: 1200},
+	}
+	got := Attempts(log)
+	type row struct {
+		Unit, Worker string
+		Start, End   int64
+		Ending       string
+		Reclaimed    bool
+		Abandoned    int64
+		NoRun        bool
+	}
+	var rows []row
+	for _, a := range got {
+		rows = append(rows, row{a.Unit, a.Worker, a.StartMS, a.EndMS, a.End, a.Reclaimed, a.AbandonedAtMS, a.NoRun})
+	}
+	assert.Equal(t, []row{
+		{"a", "w1", 100, 300, EndPassed, false, 0, false},
+		{"b", "w2", 110, 200, EndRequeued, false, 0, false},
+		{"c", "w3", 120, 950, EndStale, false, 500, false},
+		{"d", "w4", 130, 1100, EndLost, false, 0, false},
+		{"b", "w1", 310, 400, EndFailed, false, 0, false},
+		{"c", "w2", 900, 1000, EndPassed, true, 0, false},
+		{"e", "w1", 1050, 1200, EndRunning, false, 0, false},
+		{"d", "w5", 1100, 1100, EndFailed, false, 0, true},
+	}, rows)
+	assert.Equal(t, "w3", got[5].PreviousWorkerID)
+	assert.Equal(t, int64(1), got[4].RetryIndex)
+}
+
+func TestRender(t *testing.T) {
+	evil := `<img src=x onerror=alert(1)>`
+	log := []events.Event{
+		ev(t, "delivered", "ok_test", "w1", 1000, ""),
+		ev(t, "finalized", "ok_test", "w1", 1500, `,"outcome":"passed","duration_ms":500,"reason":null`),
+		ev(t, "delivered", evil, "w2", 1000, ""),
+		ev(t, "finalized", evil, "w2", 2000, `,"outcome":"failed","duration_ms":990,"reason":"test_failure","errors":[{"example_id":"x","description":"sh x","class":"exit status 1","message":"</pre><script>alert(2)</script>","backtrace":["at line 1"]},{"truncated":3}]`),
+	}
+	n := int64(2)
+	r := report.Judge(report.Observation{
+		BuildID: "b<1>", Presence: report.PresenceMeta,
+		Meta:     report.Meta{State: report.StateReady, TotalUnits: 2, FinalizedCount: 2, ReadyAtMS: 900},
+		Manifest: []string{"ok_test", evil}, FinalizedCount: &n, Events: log,
+		Workers: []report.Worker{{ID: "w1", Processed: 1}, {ID: "w2", Processed: 1}, {ID: "idle-worker"}},
+	}, report.Options{})
+	page, err := Render(r)
+	require.NoError(t, err)
+	html := string(page)
+	assert.Contains(t, html, `<span class="verdict failed">failed</span>`)
+	assert.Contains(t, html, `hopper build <code>b&lt;1&gt;</code>`)
+	assert.NotContains(t, html, evil, "unit ids are escaped")
+	assert.NotContains(t, html, "<script>alert", "messages are escaped")
+	assert.Contains(t, html, "&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;")
+	assert.Contains(t, html, "and 3 more error(s), not kept")
+	assert.Contains(t, html, `data-worker="idle-worker"`, "an idle worker has its row")
+	assert.Equal(t, 2, strings.Count(html, `<rect class="bar `))
+	assert.Contains(t, html, `class="bar passed"`)
+	assert.Contains(t, html, `class="bar failed"`)
+	for _, ref := range []string{`src="http`, `href="http`, "<link "} {
+		assert.NotContains(t, html, ref)
+	}
+}
+
+func TestNiceStep(t *testing.T) {
+	assert.Equal(t, "500ms", fmtDuration(niceStep(2500*1e6, 6)))
+	assert.Equal(t, "1m00s", fmtDuration(niceStep(5*60*1e9, 6)))
+}

@@ -1,0 +1,274 @@
+// Package live follows a build while it runs, for the progress line of
+// hopper run and hopper work and for hopper status: it reads meta, the
+// workers hash and the attempt log's new entries, and sums them up as a
+// Snapshot. It only reads (no TTL is touched), like the report.
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/report"
+	"github.com/redis/rueidis"
+)
+
+// logPage bounds one read of the attempt log.
+const logPage = 1000
+
+// ErrNoBuild: neither the build's meta nor its tombstone exists.
+var ErrNoBuild = errors.New("no such build")
+
+// Snapshot is a build at one moment.
+type Snapshot struct {
+	BuildID string
+	// Published is true once meta exists; Gone when only the tombstone
+	// does (the build's state expired).
+	Published, Gone bool
+	State           string
+	Total           int64
+	Finalized       int64
+	// Passed and Failed count units by their final outcome; Flaky those
+	// that passed after a retry.
+	Passed, Failed, Flaky int
+	// Retrying are the units requeued and not yet finalized, with their
+	// retry index.
+	Retrying []UnitRetry
+	// FailedUnits are the failed units with their reason, in the order
+	// they were finalized.
+	FailedUnits []UnitFailure
+	Reclaims    int
+	Abandoned   int
+	Workers     []Worker
+	// Now is the server's time; Elapsed runs from the build's ready_at.
+	Now     time.Time
+	Elapsed time.Duration
+	// Timeout is the publisher's reclaim timeout (meta), by which a worker
+	// counts as active.
+	Timeout time.Duration
+}
+
+// UnitRetry is a unit waiting for, or running, another attempt.
+type UnitRetry struct {
+	UnitID     string
+	RetryIndex int64
+}
+
+// UnitFailure is a unit finalized failed.
+type UnitFailure struct {
+	UnitID, Reason, WorkerID string
+}
+
+// Worker is one worker's record.
+type Worker struct {
+	ID          string
+	LastSeen    time.Duration // before Snapshot.Now
+	CurrentUnit string
+	Processed   int64
+	// Active: it holds a unit and was seen within the timeout.
+	Active bool
+}
+
+// Complete reports whether every unit has its final state.
+func (s Snapshot) Complete() bool {
+	return s.Published && s.State == report.StateReady && s.Finalized >= s.Total
+}
+
+// ActiveWorkers counts the workers holding a unit.
+func (s Snapshot) ActiveWorkers() int {
+	n := 0
+	for _, w := range s.Workers {
+		if w.Active {
+			n++
+		}
+	}
+	return n
+}
+
+// ETA estimates the time left from the pace so far; ok is false before the
+// first unit is finalized.
+func (s Snapshot) ETA() (time.Duration, bool) {
+	if s.Finalized <= 0 || s.Elapsed <= 0 || s.Total <= s.Finalized {
+		return 0, s.Total > 0 && s.Finalized >= s.Total
+	}
+	per := s.Elapsed / time.Duration(s.Finalized)
+	return per * time.Duration(s.Total-s.Finalized), true
+}
+
+// unit is what the log has said about one unit so far.
+type unit struct {
+	requeues   int64
+	retryIndex int64
+	finalized  bool
+	outcome    string
+}
+
+// Tracker follows one build. Each Poll reads only the log entries written
+// since the last. Not safe for concurrent use.
+type Tracker struct {
+	client  rueidis.Client
+	buildID string
+	keys    queue.Keys
+	lastID  string
+	units   map[string]*unit
+	order   []string
+	failed  []UnitFailure
+	reclaim int
+	abandon int
+}
+
+// NewTracker follows build buildID through client, which the caller owns.
+func NewTracker(client rueidis.Client, buildID string) *Tracker {
+	return &Tracker{client: client, buildID: buildID, keys: queue.BuildKeys(buildID), lastID: "-", units: map[string]*unit{}}
+}
+
+// Poll reads the build once. ErrNoBuild: the build was never published (or
+// is not yet). A Redis error is returned as it is.
+func (t *Tracker) Poll(ctx context.Context) (Snapshot, error) {
+	c := t.client
+	res := c.DoMulti(ctx,
+		c.B().Hgetall().Key(t.keys.Meta).Build(),
+		c.B().Exists().Key(t.keys.Exists).Build(),
+		c.B().Hgetall().Key(t.keys.Workers).Build(),
+		c.B().Time().Build())
+	s := Snapshot{BuildID: t.buildID}
+	fields, err := res[0].AsStrMap()
+	if err != nil {
+		return s, err
+	}
+	tomb, err := res[1].AsInt64()
+	if err != nil {
+		return s, err
+	}
+	workers, err := res[2].AsStrMap()
+	if err != nil {
+		return s, err
+	}
+	now, err := serverTime(res[3])
+	if err != nil {
+		return s, err
+	}
+	s.Now = now
+	if len(fields) == 0 {
+		if tomb == 1 {
+			s.Gone = true
+			return s, nil
+		}
+		return s, fmt.Errorf("%w: build %s", ErrNoBuild, t.buildID)
+	}
+	meta, err := report.ParseMeta(fields)
+	if err != nil {
+		return s, err
+	}
+	s.Published, s.State, s.Total, s.Finalized = true, meta.State, meta.TotalUnits, meta.FinalizedCount
+	if meta.ReadyAtMS > 0 {
+		s.Elapsed = now.Sub(time.UnixMilli(meta.ReadyAtMS))
+	}
+	s.Timeout = queue.DefaultTimeout
+	if v, err := strconv.ParseFloat(fields["timeout"], 64); err == nil && v > 0 {
+		s.Timeout = time.Duration(v * float64(time.Second))
+	}
+	if err := t.readLog(ctx); err != nil {
+		return s, err
+	}
+	t.sum(&s)
+	for _, w := range report.ParseWorkers(workers) {
+		v := Worker{ID: w.ID, Processed: int64(w.Processed), LastSeen: now.Sub(time.UnixMilli(w.LastSeenMS))}
+		if w.CurrentUnit != nil {
+			v.CurrentUnit = *w.CurrentUnit
+		}
+		v.Active = v.CurrentUnit != "" && v.LastSeen < s.Timeout
+		s.Workers = append(s.Workers, v)
+	}
+	return s, nil
+}
+
+// readLog reads the attempt log's entries after the last one read.
+func (t *Tracker) readLog(ctx context.Context) error {
+	c := t.client
+	for {
+		entries, err := c.Do(ctx, c.B().Xrange().Key(t.keys.Attempts).Start(t.lastID).End("+").Count(logPage).Build()).AsXRange()
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			t.lastID = "(" + e.ID
+			ev, err := events.Decode([]byte(e.FieldValues["json"]))
+			if err != nil {
+				continue // the report says what is wrong with the log
+			}
+			t.apply(ev)
+		}
+		if len(entries) < logPage {
+			return nil
+		}
+	}
+}
+
+func (t *Tracker) apply(ev events.Event) {
+	if !ev.UnitScoped() {
+		return
+	}
+	id := *ev.UnitID
+	u, ok := t.units[id]
+	if !ok {
+		u = &unit{}
+		t.units[id] = u
+		t.order = append(t.order, id)
+	}
+	switch ev.Type {
+	case events.TypeRequeued:
+		u.requeues++
+		u.retryIndex = ev.RetryIndex
+	case events.TypeReclaimed:
+		t.reclaim++
+	case events.TypeAbandoned:
+		t.abandon++
+	case events.TypeFinalized:
+		u.finalized, u.outcome = true, ev.Outcome
+		if ev.Outcome == events.OutcomeFailed {
+			reason := ""
+			if ev.Reason != nil {
+				reason = *ev.Reason
+			}
+			t.failed = append(t.failed, UnitFailure{UnitID: id, Reason: reason, WorkerID: ev.WorkerID})
+		}
+	}
+}
+
+func (t *Tracker) sum(s *Snapshot) {
+	for _, id := range t.order {
+		u := t.units[id]
+		switch {
+		case u.finalized && u.outcome == events.OutcomePassed:
+			s.Passed++
+			if u.requeues > 0 {
+				s.Flaky++
+			}
+		case u.finalized:
+			s.Failed++
+		case u.requeues > 0:
+			s.Retrying = append(s.Retrying, UnitRetry{UnitID: id, RetryIndex: u.retryIndex})
+		}
+	}
+	s.FailedUnits = slices.Clone(t.failed)
+	s.Reclaims, s.Abandoned = t.reclaim, t.abandon
+}
+
+func serverTime(r rueidis.RedisResult) (time.Time, error) {
+	parts, err := r.AsStrSlice()
+	if err != nil || len(parts) != 2 {
+		return time.Time{}, fmt.Errorf("TIME: %v", err)
+	}
+	sec, err1 := strconv.ParseInt(parts[0], 10, 64)
+	usec, err2 := strconv.ParseInt(parts[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return time.Time{}, fmt.Errorf("TIME replied %q", parts)
+	}
+	return time.Unix(sec, usec*1000), nil
+}

@@ -163,32 +163,7 @@ func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, leas
 	cmds = append(cmds, c.B().Exec().Build())
 
 	res = c.DoMulti(ctx, cmds...)
-	for _, r := range res {
-		if e := r.NonRedisError(); e != nil {
-			*ambiguous = true
-			return e
-		}
-	}
-	for _, r := range res[:len(res)-1] {
-		if err := r.Error(); isRedirect(err) {
-			return err // refused while queueing: EXECABORT, nothing applied
-		}
-	}
-	exec := res[len(res)-1]
-	if err := exec.Error(); err != nil {
-		if rueidis.IsRedisNil(err) {
-			return errAborted
-		}
-		return fmt.Errorf("queue: publish refused: %w", err)
-	}
-	replies, err := exec.ToArray()
-	if err != nil {
-		return fmt.Errorf("queue: publish reply: %w", err)
-	}
-	for i, r := range replies {
-		if err := r.Error(); err != nil {
-			return fmt.Errorf("queue: command %d of the publish failed, the rest was applied: %w", i+1, err)
-		}
-	}
-	return nil
+	var outcome error
+	*ambiguous, outcome = execOutcome(res, "publish")
+	return outcome
 }

@@ -59,7 +59,8 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 		}
 		token := newToken()
 		var ambiguous bool
-		err := b.client.Dedicated(func(c rueidis.DedicatedClient) error {
+		var err error
+		err = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
 			writes, err := try(dctx, c, token)
 			if u, ok := err.(errUnwatched); ok {
 				return u.err
@@ -74,35 +75,8 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 			cmds = append(cmds, b.setGuard(c, workerGuard, token))
 			cmds = append(cmds, c.B().Exec().Build())
 			res := c.DoMulti(dctx, cmds...)
-			for _, r := range res {
-				if e := r.NonRedisError(); e != nil {
-					ambiguous = true
-					return e
-				}
-			}
-			for _, r := range res[:len(res)-1] {
-				if err := r.Error(); isRedirect(err) {
-					return err // refused while queueing: EXECABORT, nothing applied
-				}
-			}
-			exec := res[len(res)-1]
-			if err := exec.Error(); err != nil {
-				if rueidis.IsRedisNil(err) {
-					return errAborted
-				}
-				return fmt.Errorf("queue: commit refused: %w", err)
-			}
-			replies, err := exec.ToArray()
-			if err != nil {
-				return fmt.Errorf("queue: commit reply: %w", err)
-			}
-			for i, r := range replies {
-				if err := r.Error(); err != nil {
-					// Redis does not roll back: the other writes stand.
-					return fmt.Errorf("queue: command %d of the commit failed, the rest was applied: %w", i+1, err)
-				}
-			}
-			return nil
+			ambiguous, err = execOutcome(res, "commit")
+			return err
 		})
 		if ambiguous {
 			applied, rerr := b.resolve(ctx, workerGuard, token)
@@ -252,6 +226,41 @@ func nowMS(r rueidis.RedisResult) (int64, error) {
 		return 0, fmt.Errorf("queue: TIME reply %v is not numeric", parts)
 	}
 	return sec*1000 + usec/1000, nil
+}
+
+// execOutcome reads the replies of a MULTI ... EXEC batch. ambiguous is true
+// when the connection failed on the way: the commit may or may not have been
+// applied. errAborted is a watched key's change; a redirect while queueing
+// aborted the batch; a failed command inside EXEC is reported as such, since
+// Redis applies the rest regardless.
+func execOutcome(res []rueidis.RedisResult, what string) (ambiguous bool, err error) {
+	for _, r := range res {
+		if e := r.NonRedisError(); e != nil {
+			return true, e
+		}
+	}
+	for _, r := range res[:len(res)-1] {
+		if err := r.Error(); isRedirect(err) {
+			return false, err // refused while queueing: EXECABORT, nothing applied
+		}
+	}
+	exec := res[len(res)-1]
+	if err := exec.Error(); err != nil {
+		if rueidis.IsRedisNil(err) {
+			return false, errAborted
+		}
+		return false, fmt.Errorf("queue: %s refused: %w", what, err)
+	}
+	replies, err := exec.ToArray()
+	if err != nil {
+		return false, fmt.Errorf("queue: %s reply: %w", what, err)
+	}
+	for i, r := range replies {
+		if err := r.Error(); err != nil {
+			return false, fmt.Errorf("queue: command %d of the %s failed, the rest was applied: %w", i+1, what, err)
+		}
+	}
+	return false, nil
 }
 
 // dedicatedContext is ctx when it has a deadline, else ctx without its

@@ -29,6 +29,30 @@ test: redis-image
 		echo "HOPPER_TEST_ACL=1 $(GO) test -race -count=1 ./integration/..."; \
 		HOPPER_TEST_ACL=1 $(GO) test -race -count=1 ./integration/...; \
 	else echo "no packages in ./integration yet: ACL run has nothing to test"; fi
+	@$(MAKE) --no-print-directory fuzz
+
+# A short run of every fuzz target (func Fuzz... in a _test.go file), one
+# `go test -fuzz` per target, FUZZTIME each (11 targets: under a minute).
+# Their seed corpora (testdata/fuzz and f.Add) already run with the tests;
+# an input that fails is written to the package's testdata/fuzz.
+FUZZTIME ?= 3s
+FUZZ_TARGETS = $(shell grep -r --include='*_test.go' -o '^func Fuzz[A-Za-z0-9_]*' . | \
+	sed -E 's|^\./(.*)/[^/]*_test\.go:func (Fuzz.*)$$|./\1:\2|' | sort)
+.PHONY: fuzz
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "$(GO) test -run '^$$' -fuzz '^$${t#*:}$$' -fuzztime $(FUZZTIME) $${t%%:*}"; \
+		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) "$${t%%:*}"; \
+	done
+
+# The fault tests (integration/fault_*_test.go, build tag faults): real
+# worker processes (internal/faultworker) against Redis containers of their
+# own, paused, restarted, emptied, SIGKILLed and SIGSTOPped, and the
+# connection-kill and lost-reply tests that `make test` runs too. A few
+# minutes. FAULTS_FLAGS=-v prints each test's "figures:" line.
+.PHONY: test-faults
+test-faults: redis-image
+	$(GO) test -race -count=1 -tags faults -timeout 20m -run '^TestFault' $(FAULTS_FLAGS) ./integration/
 
 redis-image:
 	bash .ci/redis-image.sh
@@ -60,3 +84,15 @@ hopper:
 # demo suite in demo/suite, ending with the report (demo/run.sh).
 demo: hopper
 	bash demo/run.sh bin/hopper
+
+# The server matrix (issue 7): the integration suite, cluster tests included,
+# and its ACL pass against Redis 7.0, Redis 8.0 and Valkey 8.1, one after the
+# other, with a summary at the end (.ci/test-matrix.sh). server-images builds
+# the last two from Debian 13's packages (as root; about a minute, once).
+.PHONY: test-matrix server-images
+test-matrix: server-images
+	HOPPER_REDIS_IMAGE=hopper-redis:$(REDIS_VERSION) bash .ci/redis-image.sh
+	GO=$(GO) bash .ci/test-matrix.sh
+
+server-images:
+	bash .ci/server-images.sh

@@ -6,9 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
+	"net"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -53,6 +56,8 @@ var errRetry = errors.New("queue: retry")
 func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attempt) error {
 	wait := b.opts.BackoffFloor
 	dctx := dedicatedContext(ctx)
+	client := b.client // after MOVED, the node it names
+	var down time.Time // since when the connection fails before the commit
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -60,7 +65,7 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 		token := newToken()
 		var ambiguous bool
 		var err error
-		err = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
+		err = client.Dedicated(func(c rueidis.DedicatedClient) error {
 			writes, err := try(dctx, c, token)
 			if u, ok := err.(errUnwatched); ok {
 				return u.err
@@ -91,6 +96,17 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 			err = errAborted // not applied, and now it never will be: try again
 		}
 		redirected := isRedirect(err)
+		if !redirected && isConnErr(ctx, err) {
+			// The connection failed before anything was sent for commit (a
+			// node down, a failover under way): nothing was applied, so
+			// try again, for up to ResolveWait.
+			if down.IsZero() {
+				down = time.Now()
+			}
+			if redirected = time.Since(down) < b.opts.ResolveWait; redirected {
+				n-- // not contention
+			}
+		}
 		if !errors.Is(err, errAborted) && !errors.Is(err, errRetry) && !redirected {
 			return err
 		}
@@ -100,9 +116,15 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 		b.meter.retry(ctx, mode)
 		if redirected {
 			// The build's slot moved (cluster resharding or failover). A
-			// dedicated connection does not follow redirects; a plain command
-			// on the slot does, and refreshes the client's slot map.
-			_ = b.client.Do(ctx, b.client.B().Exists().Key(workerGuard).Build()).Error()
+			// dedicated connection does not follow redirects, and rueidis
+			// refreshes its slot map in the background, up to a second
+			// later: go straight to the node MOVED names.
+			client = b.client
+			if addr, ok := movedTo(err); ok {
+				if node, ok := b.client.Nodes()[addr]; ok {
+					client = node
+				}
+			}
 		}
 		if errors.Is(err, errAborted) || redirected {
 			b.meter.abort(ctx, mode)
@@ -282,8 +304,55 @@ func isRedirect(err error) bool {
 	if !errors.As(err, &re) {
 		return false
 	}
-	if _, ok := re.IsRedirect(); ok {
+	if _, ok := re.IsMoved(); ok {
+		return true
+	}
+	if _, ok := re.IsAsk(); ok {
 		return true
 	}
 	return re.IsTryAgain() || re.IsClusterDown()
+}
+
+// movedTo returns the address a MOVED error names.
+func movedTo(err error) (string, bool) {
+	var re *rueidis.RedisError
+	if !errors.As(err, &re) {
+		return "", false
+	}
+	return re.IsMoved()
+}
+
+// isConnErr tells an error of the connection itself (refused, reset, closed,
+// timed out), as opposed to a reply of Redis or a decision of ours: a read
+// phase that failed this way sent nothing to commit, and may simply run
+// again once the server is back.
+func isConnErr(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil {
+		return false
+	}
+	var re *rueidis.RedisError
+	if errors.As(err, &re) {
+		return false
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, rueidis.ErrClosing)
+}
+
+// Transient reports whether err is one after which the same call may well
+// succeed later without anyone fixing anything: the connection broke, was
+// refused or timed out, or the server is loading or failing over
+// (CLUSTERDOWN, TRYAGAIN, LOADING). Stale, corrupt, invalid and cancelled
+// are never transient. Safe for concurrent use.
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, ErrStale) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrInvalidArgument) {
+		return false
+	}
+	var re *rueidis.RedisError
+	if errors.As(err, &re) {
+		return re.IsClusterDown() || re.IsTryAgain() || re.IsLoading()
+	}
+	return isConnErr(context.Background(), err)
 }

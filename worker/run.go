@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
@@ -69,12 +70,34 @@ func Run(ctx context.Context, client rueidis.Client, suite Suite, cfg Config, fn
 
 // loop takes and runs units until the build is complete (SPEC section 4).
 func (w *worker) loop(ctx context.Context) error {
+	var down time.Time // since when Redis has been unreachable
+	// outage tells an error to ride out: Redis unreachable, or a cluster
+	// failing over, for less than Timeout so far. It waits a little first.
+	outage := func(err error) bool {
+		if !transient(ctx, err) {
+			return false
+		}
+		if down.IsZero() {
+			down = time.Now()
+		}
+		if time.Since(down) > w.cfg.Timeout {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+		return true
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		r, ok, err := w.build.Reserve(ctx, w.cfg.WorkerID, w.cfg.reserveOptions())
 		if err != nil {
+			if outage(err) {
+				continue
+			}
 			return w.fail(ctx, events.PhaseReserve, "", err)
 		}
 		if ok {
@@ -82,16 +105,29 @@ func (w *worker) loop(ctx context.Context) error {
 				return err
 			}
 		} else if err := w.build.Liveness(ctx, w.cfg.WorkerID, ""); err != nil {
+			if outage(err) {
+				continue
+			}
 			return w.fail(ctx, events.PhaseRedis, "", err)
 		}
 		p, err := w.build.Progress(ctx)
 		if err != nil {
+			if outage(err) {
+				continue
+			}
 			return w.fail(ctx, events.PhaseRedis, "", err)
 		}
+		down = time.Time{}
 		if p.Complete() {
 			return nil
 		}
 	}
+}
+
+// transient tells the errors of a Redis that is away for a while (see
+// queue.Transient), while the worker itself goes on.
+func transient(ctx context.Context, err error) bool {
+	return ctx.Err() == nil && queue.Transient(err)
 }
 
 // fail ends the worker with err. A corrupt build is recorded (phase redis),

@@ -16,6 +16,13 @@
 //		...
 //	}
 //
+// A package that tests against a Redis Cluster shares one the same way,
+// with [ClusterMain] and [StartCluster]: nodes of the same image and
+// command, on the host's network, each announcing 127.0.0.1 and ports of its
+// own, with helpers to move a slot ([Cluster.BeginMigration],
+// [Cluster.MigrateSlot]) and to fail a primary over ([Cluster.Failover],
+// [Cluster.Kill] and [Cluster.WaitPromoted], [Cluster.Revive]).
+//
 // Environment:
 //   - HOPPER_REDIS_IMAGE: the image to run (default [DefaultImage]).
 //   - HOPPER_REDIS_CMD: replaces the image's CMD (the arguments of its

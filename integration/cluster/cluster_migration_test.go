@@ -1,0 +1,152 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/internal/redistest"
+	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/report"
+)
+
+// workerCounters is what the workers' queues counted (the package's global
+// meter), by mode: retries and aborts.
+type workerCounters struct{ retries, aborts map[string]int64 }
+
+func readWorkerCounters(t testing.TB) workerCounters {
+	r, a := countersOf(t, meter)
+	return workerCounters{r, a}
+}
+
+// since logs the retries and aborts counted since w.
+func (w workerCounters) logSince(t testing.TB, what string) {
+	t.Helper()
+	now := readWorkerCounters(t)
+	var parts []string
+	for mode, n := range now.retries {
+		if d := n - w.retries[mode]; d > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d/%d", mode, d, now.aborts[mode]-w.aborts[mode]))
+		}
+	}
+	sort.Strings(parts)
+	t.Logf("%s: transaction retries/aborts by mode: %s", what, strings.Join(parts, ", "))
+}
+
+// finishOnFailure ends m when the test fails before it does: the next
+// tests need a cluster with no slot half migrated.
+func finishOnFailure(t *testing.T, m *redistest.Migration) {
+	t.Cleanup(func() {
+		if t.Failed() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := m.Finish(ctx); err != nil {
+				t.Logf("finishing the migration of slot %d: %v", m.Slot, err)
+			}
+		}
+	})
+}
+
+// A build's slot moves twice while its workers run it: once slowly, key by
+// key, so that the workers' transactions meet ASK and TRYAGAIN while the
+// slot is half on each node, then at once to the third primary, so that
+// they meet MOVED. Nothing is lost, nothing doubled.
+func TestClusterSlotMigrationMidBuild(t *testing.T) {
+	const units, workers = 60, 4
+	f := newFleet(t, "", unitNames(units))
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	before := readWorkerCounters(t)
+	run := f.start(ctx, workers, flakyFunc(40*time.Millisecond, everyNth(7)))
+
+	f.waitFinalized(ctx, run, 10)
+	first, second := f.primary(), otherPrimary(t, f.slot())
+	m, err := cl.BeginMigration(ctx, f.slot(), second)
+	require.NoError(t, err)
+	finishOnFailure(t, m)
+	start, moved := time.Now(), 0
+	for {
+		n, err := m.MoveKeys(ctx, 1)
+		require.NoError(t, err)
+		if n == 0 {
+			break
+		}
+		moved += n
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, m.Finish(ctx))
+	p, err := f.q.Progress(ctx)
+	require.NoError(t, err)
+	t.Logf("slot %d moved key by key from %s to %s: %d keys in %v, at %d/%d units finalized",
+		f.slot(), first, second, moved, time.Since(start), p.Finalized, p.Total)
+
+	f.waitFinalized(ctx, run, 35)
+	var third string
+	primaries, err := cl.Primaries(ctx)
+	require.NoError(t, err)
+	for _, p := range primaries {
+		if p != first && p != second {
+			third = p
+		}
+	}
+	require.NoError(t, cl.MigrateSlot(ctx, f.slot(), third))
+	p, err = f.q.Progress(ctx)
+	require.NoError(t, err)
+	t.Logf("slot %d moved at once to %s at %d/%d units finalized", f.slot(), third, p.Finalized, p.Total)
+
+	requireWorkersOK(t, run)
+	before.logSince(t, "workers")
+	types := f.requireFinalizedOnce(f.suite.Units)
+	t.Logf("events: %v", types)
+	assert.Equal(t, third, f.primary())
+	f.requireOnOneNode()
+	f.report(report.VerdictPassed)
+}
+
+// A transition started while the build's slot is half migrated (some keys
+// on each node) keeps starting over on ASK and TRYAGAIN, commits nothing
+// meanwhile, and commits once the migration ends.
+func TestClusterTransactionDuringMigration(t *testing.T) {
+	b := newBuild(t, "")
+	units := []string{"u1", "u2"}
+	b.publish(manifestOf(units))
+	r, ok, err := b.q.Reserve(b.ctx, "w1", queue.ReserveOptions{Timeout: time.Minute, Block: 10 * time.Millisecond})
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	m, err := cl.BeginMigration(b.ctx, b.slot(), otherPrimary(t, b.slot()))
+	require.NoError(t, err)
+	finishOnFailure(t, m)
+	n, err := m.MoveKeys(b.ctx, 3) // of about ten
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- b.q.Finalize(b.ctx, r, queue.Result{Outcome: "passed", DurationMS: 1}) }()
+	select {
+	case err := <-done:
+		t.Fatalf("finalize returned %v while the slot was half migrated", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	require.NoError(t, m.Finish(b.ctx))
+	require.NoError(t, <-done)
+	retries, _ := b.retries()
+	t.Logf("finalize committed %v after it started, after %d retries", time.Since(start), retries[queue.ModeFinalize])
+	assert.Positive(t, retries[queue.ModeFinalize])
+
+	r, ok, err = b.q.Reserve(b.ctx, "w1", queue.ReserveOptions{Timeout: time.Minute, Block: 10 * time.Millisecond})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, b.q.Finalize(b.ctx, r, queue.Result{Outcome: "passed", DurationMS: 1}))
+	types := b.requireFinalizedOnce(units)
+	assert.Equal(t, 2, types[events.TypeFinalized])
+	b.requireOnOneNode()
+}

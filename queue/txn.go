@@ -323,7 +323,7 @@ func movedTo(err error) (string, bool) {
 }
 
 // isConnErr tells an error of the connection itself (refused, reset, closed,
-// timed out), as opposed to a reply of Redis or a decision of ours: a read
+// timed out, or no node serving the slot during a failover), as opposed to a reply of Redis or a decision of ours: a read
 // phase that failed this way sent nothing to commit, and may simply run
 // again once the server is back.
 func isConnErr(ctx context.Context, err error) bool {
@@ -337,7 +337,7 @@ func isConnErr(ctx context.Context, err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, rueidis.ErrClosing)
+		errors.Is(err, rueidis.ErrClosing) || errors.Is(err, rueidis.ErrNoSlot) || errors.Is(err, rueidis.ErrNoAddr)
 }
 
 // Transient reports whether err is one after which the same call may well

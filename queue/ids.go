@@ -49,3 +49,7 @@ func checkBuildID(id string) error {
 	}
 	return nil
 }
+
+// CheckWorkerID refuses a worker id no transition would accept (empty,
+// oversized, not UTF-8), so that a caller can say so before it starts.
+func CheckWorkerID(id string) error { return checkID("worker id", id) }

@@ -22,6 +22,8 @@ func (p Progress) Complete() bool { return p.Finalized >= p.Total }
 // deleted: it is never re-created), unreadable, or counts more finalized
 // units than the build has.
 func (b *Build) Progress(ctx context.Context) (Progress, error) {
+	ctx, cancel := boundedRead(ctx, readTimeout)
+	defer cancel()
 	vals, err := b.client.Do(ctx, b.client.B().Hmget().Key(b.keys.Meta).Field(metaFinalized, metaTotalUnits).Build()).ToArray()
 	if err != nil {
 		return Progress{}, fmt.Errorf("queue: reading progress of %s: %w", b.keys.Meta, err)

@@ -96,7 +96,9 @@ func (b *Build) Reserve(ctx context.Context, worker string, opts ReserveOptions)
 			// own, so the wait holds up no other command.
 			cmd = read.Block(opts.Block.Milliseconds()).Streams().Key(b.keys.Units).Id(">").Build()
 		}
-		entries, err := b.client.Do(ctx, cmd).AsXRead()
+		rctx, cancel := boundedRead(ctx, opts.Block+readTimeout)
+		entries, err := b.client.Do(rctx, cmd).AsXRead()
+		cancel()
 		if rueidis.IsRedisNil(err) {
 			continue
 		}

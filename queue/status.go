@@ -46,6 +46,8 @@ func (b *Build) Status(ctx context.Context) (Status, error) {
 		return Status{}, err
 	}
 	c := b.client
+	ctx, cancel := boundedRead(ctx, readTimeout)
+	defer cancel()
 	res := c.DoMulti(ctx,
 		c.B().Hgetall().Key(b.keys.Meta).Build(),
 		c.B().Exists().Key(b.keys.Exists).Build())

@@ -157,6 +157,9 @@ func parseCall(argv []string) (call, error) {
 	if c.ttlMS, err = parseInt("ttl_ms", argv[2], 1); err != nil {
 		return c, err
 	}
+	if c.ttlMS > int64(math.MaxInt64/time.Millisecond) {
+		return c, errInvalid("ttl_ms %d is too large", c.ttlMS)
+	}
 	r := &c.reservation
 	r.WorkerID = argv[1]
 	if err := checkID("worker id", r.WorkerID); err != nil {

@@ -77,7 +77,7 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 			cmds := make(rueidis.Commands, 0, len(writes)+3)
 			cmds = append(cmds, c.B().Multi().Build())
 			cmds = append(cmds, writes...)
-			cmds = append(cmds, b.setGuard(c, workerGuard, token))
+			cmds = append(cmds, b.recordToken(c, workerGuard, token)...)
 			cmds = append(cmds, c.B().Exec().Build())
 			res := c.DoMulti(dctx, cmds...)
 			ambiguous, err = execOutcome(res, "commit")
@@ -169,24 +169,23 @@ func isNoSuchKey(err error) bool {
 
 func (b *Build) resolveOnce(ctx context.Context, workerGuard, token string) (applied, done bool, err error) {
 	err = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
-		res := c.DoMulti(ctx, c.B().Watch().Key(workerGuard).Build(), c.B().Get().Key(workerGuard).Build())
+		res := c.DoMulti(ctx, c.B().Watch().Key(workerGuard).Build(), c.B().Lpos().Key(workerGuard).Element(token).Build())
 		if err := res[0].Error(); err != nil {
 			return err
 		}
-		got, err := res[1].ToString()
+		_, err := res[1].AsInt64()
 		if err != nil && !rueidis.IsRedisNil(err) {
 			unwatch(c)
 			return err
 		}
-		if got == token {
+		if err == nil {
 			unwatch(c)
 			applied, done = true, true
 			return nil
 		}
-		res = c.DoMulti(ctx,
-			c.B().Multi().Build(),
-			c.B().Set().Key(workerGuard).Value(newToken()).PxMilliseconds(b.ttlMS).Build(),
-			c.B().Exec().Build())
+		cmds := rueidis.Commands{c.B().Multi().Build()}
+		cmds = append(cmds, b.recordToken(c, workerGuard, newToken())...)
+		res = c.DoMulti(ctx, append(cmds, c.B().Exec().Build())...)
 		exec := res[len(res)-1]
 		if err := exec.Error(); err != nil {
 			if rueidis.IsRedisNil(err) {
@@ -355,4 +354,30 @@ func Transient(err error) bool {
 		return re.IsClusterDown() || re.IsTryAgain() || re.IsLoading()
 	}
 	return isConnErr(context.Background(), err)
+}
+
+// recentTokens is how many of a worker's last committed tokens its guard
+// keeps: a commit whose reply was lost is found among them even when other
+// transitions of the same worker id (a second process, a heartbeat thread)
+// committed after it.
+const recentTokens = 64
+
+// recordToken writes token at the head of the worker's guard, a list of its
+// recentTokens last commits: the write every watcher of the guard sees.
+func (b *Build) recordToken(c rueidis.DedicatedClient, workerGuard, token string) rueidis.Commands {
+	return rueidis.Commands{
+		c.B().Lpush().Key(workerGuard).Element(token).Build(),
+		c.B().Ltrim().Key(workerGuard).Start(0).Stop(recentTokens - 1).Build(),
+		c.B().Pexpire().Key(workerGuard).Milliseconds(b.ttlMS).Build(),
+	}
+}
+
+// readTimeout bounds one plain read (meta and the tombstone, progress, a new
+// entry): rueidis retries a read-only command after a network error until
+// its context ends, so a deadline-free caller would wait for as long as
+// Redis stays away instead of learning that it is unreachable.
+const readTimeout = 5 * time.Second
+
+func boundedRead(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, d)
 }

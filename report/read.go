@@ -5,11 +5,17 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
 	"github.com/redis/rueidis"
 )
+
+// readTimeout bounds each read: rueidis retries a read-only command after a
+// network error until its context ends, which rides out a restart but must
+// not outlast a Redis that is gone.
+const readTimeout = 5 * time.Second
 
 // logPage is how many attempt-log entries one XRANGE returns: large builds
 // log tens of thousands of events, which one reply should not carry.
@@ -30,6 +36,8 @@ type status struct {
 }
 
 func (rd reader) status(ctx context.Context) (status, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
 	c := rd.client
 	res := c.DoMulti(ctx,
 		c.B().Hgetall().Key(rd.keys.Meta).Build(),
@@ -56,11 +64,13 @@ type progress struct {
 }
 
 func (rd reader) progress(ctx context.Context) (progress, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
 	c := rd.client
 	res := c.DoMulti(ctx,
 		c.B().Hgetall().Key(rd.keys.Meta).Build(),
 		c.B().Hgetall().Key(rd.keys.Workers).Build(),
-		c.B().Time().Build(),
+		c.B().Time().Build().ToRetryable(), // TIME writes nothing: retry it with the reads
 	)
 	var p progress
 	var err error
@@ -121,7 +131,9 @@ func (rd reader) scan(ctx context.Context, stream string, each func(id string, f
 	c := rd.client
 	start := "-"
 	for {
-		entries, err := c.Do(ctx, c.B().Xrange().Key(stream).Start(start).End("+").Count(logPage).Build()).AsXRange()
+		pctx, cancel := context.WithTimeout(ctx, readTimeout)
+		entries, err := c.Do(pctx, c.B().Xrange().Key(stream).Start(start).End("+").Count(logPage).Build()).AsXRange()
+		cancel()
 		if err != nil {
 			return readError("XRANGE "+stream, err)
 		}

@@ -38,6 +38,9 @@ func Run(ctx context.Context, client rueidis.Client, buildID string, opts Option
 	if buildID == "" {
 		return nil, fmt.Errorf("%w: empty build id", ErrInvalidOptions)
 	}
+	if _, err := queue.Open(client, buildID, queue.Options{}); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+	}
 	w := waiter{rd: reader{client: client, keys: queue.BuildKeys(buildID)}, opts: o, start: o.Clock.Now()}
 	obs := Observation{BuildID: buildID}
 	err = w.observe(ctx, &obs)

@@ -125,6 +125,9 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("%w: %s must be positive (at least 1ms), got %v", ErrInvalidConfig, d.name, *d.v)
 		}
 	}
+	if c.MaxUnitDuration > math.MaxInt64-c.Timeout {
+		return c, fmt.Errorf("%w: max unit duration %v plus timeout %v is out of range", ErrInvalidConfig, c.MaxUnitDuration, c.Timeout)
+	}
 	if c.Timeout < 3*time.Millisecond {
 		return c, fmt.Errorf("%w: timeout must be at least 3ms (the heartbeat runs every timeout/3), got %v", ErrInvalidConfig, c.Timeout)
 	}

@@ -52,7 +52,13 @@ func Run(ctx context.Context, client rueidis.Client, suite Suite, cfg Config, fn
 	}
 	build, err := queue.Open(client, cfg.BuildID, queue.Options{TTL: cfg.TTL})
 	if err != nil {
+		if errors.Is(err, queue.ErrInvalidArgument) {
+			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		}
 		return err
+	}
+	if err := queue.CheckWorkerID(cfg.WorkerID); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	w := &worker{cfg: cfg, build: build, fn: fn}
 	joined, err := build.Join(ctx, cfg.WorkerID, suite.manifest(cfg), cfg.joinOptions())

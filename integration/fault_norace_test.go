@@ -1,0 +1,5 @@
+//go:build faults && !race
+
+package integration
+
+const raceEnabled = false

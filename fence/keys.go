@@ -16,8 +16,8 @@ func EntryKey(prefix, stream, entryID string) string {
 // WorkerKey names the guard of one worker's record in the workers hash. The
 // record is read, changed and written back by every transition of that worker,
 // so two of them racing (a heartbeat beside a finalize) must not both commit
-// from the same read. It also holds the token of the worker's last committed
-// transition, which resolves a commit whose reply was lost.
+// from the same read. It also holds the tokens of the worker's last commits,
+// which resolve a commit whose reply was lost.
 func WorkerKey(prefix, workerID string) string {
 	return prefix + "fence:worker:" + workerID
 }

@@ -138,7 +138,7 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 
 // resolve finds out whether the commit that wrote token to workerGuard was
 // applied, after its reply was lost. It also makes sure a commit still in
-// flight can never apply later: when the token is not there it overwrites
+// flight can never apply later: when the token is not there it writes
 // the guard in a transaction of its own, and a late EXEC of the lost commit,
 // which watched that guard, then aborts. It keeps trying for ResolveWait,
 // even after ctx ends, since the caller cannot act without the answer.

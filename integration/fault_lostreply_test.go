@@ -3,14 +3,12 @@ package integration
 import (
 	"bytes"
 	"net"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -90,96 +88,61 @@ func TestFaultLostReplyWithAnotherTransitionOfTheSameWorker(t *testing.T) {
 // while the client still waits, then cuts the connection: a commit applied
 // whose reply is lost, with something happening in between.
 type holdProxy struct {
-	ln     net.Listener
-	target string
-	hook   func()
-	armed  atomic.Bool
-	cuts   atomic.Int32
-	mu     sync.Mutex
-	conns  []net.Conn
+	*tcpProxy
+	hook  func()
+	armed atomic.Bool
+	cuts  atomic.Int32
 }
 
 func newHoldProxy(t testing.TB, target string, hook func()) *holdProxy {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &holdProxy{ln: ln, target: target, hook: hook}
-	go p.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-	})
+	p := &holdProxy{hook: hook}
+	p.tcpProxy = newTCPProxy(t, target, p.pipe)
 	return p
 }
 
-func (p *holdProxy) client(t testing.TB) rueidis.Client {
-	t.Helper()
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{p.ln.Addr().String()}, DisableCache: true})
-	require.NoError(t, err)
-	t.Cleanup(c.Close)
-	return c
-}
-
-func (p *holdProxy) serve() {
-	for {
-		down, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		up, err := net.Dial("tcp", p.target)
-		if err != nil {
-			down.Close()
-			continue
-		}
-		p.mu.Lock()
-		p.conns = append(p.conns, down, up)
-		p.mu.Unlock()
-		var held atomic.Bool
-		go func() { // replies: dropped once the commit is held
-			buf := make([]byte, 64<<10)
-			for {
-				n, err := up.Read(buf)
-				if n > 0 && !held.Load() {
-					if _, werr := down.Write(buf[:n]); werr != nil {
-						return
-					}
+func (p *holdProxy) pipe(down, up net.Conn) {
+	var held atomic.Bool
+	go func() { // replies: dropped once the commit is held
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := up.Read(buf)
+			if n > 0 && !held.Load() {
+				if _, werr := down.Write(buf[:n]); werr != nil {
+					return
 				}
-				if err != nil {
+			}
+			if err != nil {
+				down.Close()
+				return
+			}
+		}
+	}()
+	go func() { // requests
+		defer up.Close()
+		buf := make([]byte, 64<<10)
+		for {
+			n, err := down.Read(buf)
+			if n > 0 {
+				chunk := buf[:n]
+				// The client sends nothing else on this connection until
+				// the commit's replies come: the reply goroutine is idle.
+				if bytes.Contains(chunk, []byte("EXEC\r\n")) && p.armed.CompareAndSwap(true, false) {
+					held.Store(true)
+					_, _ = up.Write(chunk)
+					time.Sleep(50 * time.Millisecond) // Redis runs the commit
+					p.hook()
+					p.cuts.Add(1)
 					down.Close()
 					return
 				}
-			}
-		}()
-		go func() { // requests
-			defer up.Close()
-			buf := make([]byte, 64<<10)
-			for {
-				n, err := down.Read(buf)
-				if n > 0 {
-					chunk := buf[:n]
-					// The client sends nothing else on this connection until
-					// the commit's replies come: the reply goroutine is idle.
-					if bytes.Contains(chunk, []byte("EXEC\r\n")) && p.armed.CompareAndSwap(true, false) {
-						held.Store(true)
-						_, _ = up.Write(chunk)
-						time.Sleep(50 * time.Millisecond) // Redis runs the commit
-						p.hook()
-						p.cuts.Add(1)
-						down.Close()
-						return
-					}
-					if _, werr := up.Write(chunk); werr != nil {
-						return
-					}
-				}
-				if err != nil {
+				if _, werr := up.Write(chunk); werr != nil {
 					return
 				}
 			}
-		}()
-	}
+			if err != nil {
+				return
+			}
+		}
+	}()
 }

@@ -12,44 +12,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// cutProxy sits between a client and Redis and, when armed, cuts the
-// connection that sends an EXEC: either just before the EXEC reaches Redis
-// (the commit never happens) or just after (it happens, but its reply is
-// lost). Either way the client sees a broken connection mid-commit.
-type cutProxy struct {
+// tcpProxy forwards each connection a client makes to a Redis, through
+// pipe, which moves the bytes of one connection pair: the fault proxies
+// below differ only in their pipe. Cleanup closes everything.
+type tcpProxy struct {
 	ln     net.Listener
 	target string
-	armed  atomic.Int32 // 0 off, 1 cut before EXEC, 2 cut after EXEC
-	cuts   atomic.Int32
+	pipe   func(down, up net.Conn)
 	mu     sync.Mutex
 	conns  []net.Conn
 }
 
-const (
-	cutBeforeExec = 1
-	cutAfterExec  = 2
-)
-
-func newCutProxy(t testing.TB, target string) *cutProxy {
+func newTCPProxy(t testing.TB, target string, pipe func(down, up net.Conn)) *tcpProxy {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	p := &cutProxy{ln: ln, target: target}
+	p := &tcpProxy{ln: ln, target: target, pipe: pipe}
 	go p.serve()
-	t.Cleanup(func() {
-		ln.Close()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for _, c := range p.conns {
-			c.Close()
-		}
-	})
+	t.Cleanup(p.cut)
 	return p
 }
 
-func (p *cutProxy) addr() string { return p.ln.Addr().String() }
+func (p *tcpProxy) addr() string { return p.ln.Addr().String() }
 
-func (p *cutProxy) client(t testing.TB) rueidis.Client {
+func (p *tcpProxy) client(t testing.TB) rueidis.Client {
 	t.Helper()
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{p.addr()}, DisableCache: true})
 	require.NoError(t, err)
@@ -57,7 +43,7 @@ func (p *cutProxy) client(t testing.TB) rueidis.Client {
 	return c
 }
 
-func (p *cutProxy) serve() {
+func (p *tcpProxy) serve() {
 	for {
 		down, err := p.ln.Accept()
 		if err != nil {
@@ -71,9 +57,44 @@ func (p *cutProxy) serve() {
 		p.mu.Lock()
 		p.conns = append(p.conns, down, up)
 		p.mu.Unlock()
+		p.pipe(down, up)
+	}
+}
+
+// cut closes the listener and every connection: the server is gone.
+func (p *tcpProxy) cut() {
+	p.ln.Close()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// cutProxy sits between a client and Redis and, when armed, cuts the
+// connection that sends an EXEC: either just before the EXEC reaches Redis
+// (the commit never happens) or just after (it happens, but its reply is
+// lost). Either way the client sees a broken connection mid-commit.
+type cutProxy struct {
+	*tcpProxy
+	armed atomic.Int32 // 0 off, 1 cut before EXEC, 2 cut after EXEC
+	cuts  atomic.Int32
+}
+
+const (
+	cutBeforeExec = 1
+	cutAfterExec  = 2
+)
+
+func newCutProxy(t testing.TB, target string) *cutProxy {
+	t.Helper()
+	p := &cutProxy{}
+	p.tcpProxy = newTCPProxy(t, target, func(down, up net.Conn) {
 		go func() { _, _ = io.Copy(down, up); down.Close() }()
 		go p.forward(down, up)
-	}
+	})
+	return p
 }
 
 // forward copies client bytes to Redis, watching for an EXEC to cut at. A

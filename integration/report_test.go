@@ -346,51 +346,12 @@ func TestReportStopsWhenTheContextEnds(t *testing.T) {
 	assert.Nil(t, r)
 }
 
-// reportTCPProxy forwards connections to a server until cut.
-type reportTCPProxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func reportProxy(t testing.TB, target string) *reportTCPProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	p := &reportTCPProxy{ln: ln}
-	go func() {
-		for {
-			in, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			out, err := net.Dial("tcp", target)
-			if err != nil {
-				in.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.conns = append(p.conns, in, out)
-			p.mu.Unlock()
-			go reportPipe(in, out)
-			go reportPipe(out, in)
-		}
-	}()
-	t.Cleanup(p.cut)
-	return p
-}
-
-func (p *reportTCPProxy) addr() string { return p.ln.Addr().String() }
-
-// cut closes the listener and every connection: the server is gone.
-func (p *reportTCPProxy) cut() {
-	p.ln.Close()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, c := range p.conns {
-		c.Close()
-	}
-	p.conns = nil
+// reportProxy forwards connections to a server until cut.
+func reportProxy(t testing.TB, target string) *tcpProxy {
+	return newTCPProxy(t, target, func(down, up net.Conn) {
+		go reportPipe(down, up)
+		go reportPipe(up, down)
+	})
 }
 
 func reportPipe(dst, src net.Conn) {

@@ -81,6 +81,8 @@ type Build struct {
 	ttlMS   int64
 	ttlText string // ttlMS as sent, formatted once
 	meter   *instruments
+
+	consumers *consumerPolicy // see consumer.go
 }
 
 // Open returns the build buildID on client, under the key layout of
@@ -105,7 +107,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider)}, nil
+	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}}, nil
 }
 
 // Keys returns the build's key names.

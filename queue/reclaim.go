@@ -115,24 +115,42 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		b.meter.observe(ctx, ModeReclaim, statusOf(err, ok), start)
 	}(time.Now())
 	var corrupt error
+	var consumers []Stream // streams whose group the commit makes worker a consumer of
 	wguard := b.keys.workerGuard(worker)
 	err = b.commit(ctx, ModeReclaim, wguard, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
-		out, corrupt = Reclaimed{}, nil
+		out, corrupt, consumers = Reclaimed{}, nil, consumers[:0]
 		k := b.keys
 		// First look, unwatched: usually nothing is idle and nothing was
 		// deleted, and that costs one round trip.
-		first := c.DoMulti(ctx, append(rueidis.Commands{
+		cmds := append(rueidis.Commands{
 			c.B().Exists().Key(k.Meta).Build(),
 			c.B().Hget().Key(k.Meta).Field("max_reclaims").Build(),
-		}, b.scanCmds(c, timeoutMS)...)...)
+		}, b.scanCmds(c, timeoutMS)...)
+		info, probing := b.consumers.probe(c)
+		if probing {
+			cmds = append(cmds, info)
+		}
+		first := c.DoMulti(ctx, cmds...)
+		if probing {
+			b.consumers.learn(first[len(first)-1])
+		}
 		if n, err := first[0].AsInt64(); err != nil {
 			return nil, errUnwatched{err}
 		} else if n == 0 {
 			return nil, errUnwatched{fmt.Errorf("%w: meta is missing (reclaim by %q)", ErrCorrupt, worker)}
 		}
-		scans, err := parseScans(first[2:])
+		scans, err := parseScans(first[2 : 2+scanReplies])
 		if err != nil {
 			return nil, errUnwatched{err}
+		}
+		// createConsumer stands for the reference's XAUTOCLAIM of a stream
+		// in what the consumer group is left holding (see consumer.go).
+		createConsumer := func(writes rueidis.Commands, s Stream) rueidis.Commands {
+			if cmd, ok := b.consumers.create(c, k, s, worker); ok {
+				consumers = append(consumers, s)
+				return append(writes, cmd)
+			}
+			return writes
 		}
 		looked := map[entryAt]bool{} // entries the second look ranges, and watches
 		anyCand := false
@@ -143,6 +161,20 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			}
 		}
 		if !anyCand && len(looked) == 0 {
+			// Nothing to claim or drop: the reference walked both streams
+			// and found nothing, which on some servers still leaves the
+			// worker a consumer of both groups. Creating a consumer twice
+			// does nothing, so no guard is needed.
+			creates := createConsumer(createConsumer(nil, StreamPriority), StreamUnits)
+			if len(creates) == 0 {
+				return nil, errUnwatched{nil}
+			}
+			for _, r := range c.DoMulti(ctx, creates...) {
+				if err := r.Error(); err != nil {
+					return nil, errUnwatched{err}
+				}
+			}
+			b.consumers.created(worker, consumers)
 			return nil, errUnwatched{nil}
 		}
 		maxRaw, maxOK := optionalStringOK(first[1])
@@ -163,7 +195,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 				watch = append(watch, k.entryGuard(at.stream, at.id))
 			}
 		}
-		cmds := rueidis.Commands{c.B().Watch().Key(watch...).Build()}
+		cmds = rueidis.Commands{c.B().Watch().Key(watch...).Build()}
 		cmds = append(cmds, b.scanCmds(c, timeoutMS)...)
 		for _, at := range ranged {
 			cmds = append(cmds, c.B().Xrange().Key(k.stream(at.stream)).Start(at.id).End(at.id).Build())
@@ -260,6 +292,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 					return writes, nil
 				}
 			}
+			writes = createConsumer(writes, sc.stream) // the reference's XAUTOCLAIM of this stream
 			if w.drop != "" {
 				// XAUTOCLAIM drops an entry deleted from the stream from the
 				// pending list, and that ends its walk of this stream.
@@ -331,6 +364,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 	if err != nil {
 		return Reclaimed{}, err
 	}
+	b.consumers.created(worker, consumers)
 	if corrupt != nil {
 		return out, corrupt
 	}

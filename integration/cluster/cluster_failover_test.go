@@ -13,9 +13,11 @@ import (
 // The primary of a build's slot fails over to its replica while the
 // build's workers run it (CLUSTER FAILOVER: the replica catches up, then
 // takes over; the old primary becomes its replica), then back. Nothing is
-// lost, nothing doubled.
+// lost, nothing doubled. A failover takes about a second, in which the
+// workers finalize some fifty units on this machine; the build is large
+// enough that both failovers end before it does.
 func TestClusterFailoverMidBuild(t *testing.T) {
-	const units, workers = 100, 4
+	const units, workers = 240, 4
 	f := newFleet(t, "", unitNames(units))
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()

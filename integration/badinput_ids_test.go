@@ -195,14 +195,13 @@ func TestBadInputWorkerRunIDs(t *testing.T) {
 // naming it (worker.Run's doc: "cfg out of range (ErrInvalidConfig)"), as
 // an empty build id already is.
 //
-// Fails today for the ids the queue refuses: an oversized, non-UTF-8 or
-// braced BuildID, and an oversized or non-UTF-8 WorkerID, come back as
-// queue.ErrInvalidArgument only (from queue.Open and Join), and the
-// worker's own prefix prints the raw bytes of a non-UTF-8 worker id
-// ("worker bad\xff\xfe: ..."). Nothing is written either way.
-// Proposed fix (worker/config.go, withDefaults): check both ids with the
-// queue's rules and wrap: fmt.Errorf("%w: %w", ErrInvalidConfig, err), so
-// that errors.Is holds for both sentinels.
+// What it guards: left to queue.Open and Join, an oversized, non-UTF-8 or
+// braced BuildID, and an oversized or non-UTF-8 WorkerID, would come back
+// as queue.ErrInvalidArgument only, and the worker's own prefix would print
+// the raw bytes of a non-UTF-8 worker id ("worker bad\xff\xfe: ...").
+// Config.withDefaults (worker/config.go) checks both ids with the queue's
+// rules and wraps the error in ErrInvalidConfig, so that errors.Is holds
+// for both sentinels. Nothing is written either way.
 func TestBadInputWorkerConfigIDs(t *testing.T) {
 	defer logBadInputs(t)
 	pass := func(context.Context, queue.Reservation) worker.Result { return worker.Result{Outcome: worker.Passed} }
@@ -240,12 +239,10 @@ func TestBadInputWorkerConfigIDs(t *testing.T) {
 // it, as it refuses an empty one (ErrInvalidOptions), rather than polling
 // for InitTimeout (300 s by default) for keys that can never exist.
 //
-// Fails today: report.Run checks only for an empty id, so a braced,
-// oversized or non-UTF-8 build id waits the whole init timeout and ends
-// "missing" (exit 2) with no word about the id. Proposed fix
-// (report/wait.go, Run): refuse the ids queue.Open refuses, e.g. by calling
-// queue.Open(client, buildID, queue.Options{}) and wrapping its error with
-// ErrInvalidOptions.
+// What it guards: checking only for an empty id, report.Run would wait the
+// whole init timeout on a braced, oversized or non-UTF-8 build id and end
+// "missing" (exit 2) with no word about the id. It refuses the ids
+// queue.Open refuses, wrapped in ErrInvalidOptions (report/wait.go).
 func TestBadInputReportBuildID(t *testing.T) {
 	defer logBadInputs(t)
 	c := srv.Client(t)

@@ -28,18 +28,14 @@ import (
 // hopper code runs. Each call runs under a deadline of its own, so that a
 // hang shows as a failure instead of a stuck test.
 //
-// Fails today with a client on rueidis's defaults (as cmd/hopper makes
-// them), passes with DisableRetry: rueidis retries read-only commands after
-// a network error, with backoff, until the caller's context ends, and
-// neither worker.Run (Join's look at meta and the tombstone, Progress) nor
-// report.Run (every poll) puts a deadline on its reads: they wait for as
-// long as Redis stays away, forever under the deadline-free context a
-// command gives them. (TestReportUnreachable passes because its client sets
-// DisableRetry.) Proposed fix: bound each read of a poll or a check with a
-// context deadline of its own (a few seconds, or a timeout option), in
-// queue (Status, Progress, Reserve's reads) and report (reader), so that
-// retries end and the error comes back; or document that callers must
-// build their client with DisableRetry.
+// Both with a client on rueidis's defaults (as cmd/hopper makes them) and
+// with DisableRetry: rueidis retries read-only commands after a network
+// error, with backoff, until the caller's context ends, so a read without a
+// deadline of its own would wait for as long as Redis stays away, forever
+// under the deadline-free context a command gives it. Every read of a poll
+// or a check in queue (Status, Progress, Reserve's reads) and report (its
+// reader) carries its own deadline, so that retries end and the error comes
+// back.
 func TestBadInputRedisDoesNotAnswer(t *testing.T) {
 	defer logBadInputs(t)
 	const clientTimeout = time.Second

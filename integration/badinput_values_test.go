@@ -154,16 +154,14 @@ func TestBadInputNumbers(t *testing.T) {
 // A ttl_ms too large for a time.Duration (over 292 years) must be refused,
 // naming it, like any other out-of-range number.
 //
-// Fails today, destructively: parseCall (queue/transition.go) checks only
-// ttl_ms >= 1, and Transition turns it into time.Duration(ttl_ms) *
+// What it guards: were parseCall (queue/transition.go) to check only
+// ttl_ms >= 1, Transition would turn it into time.Duration(ttl_ms) *
 // time.Millisecond, which overflows. 18446744073711 ms wraps to about
 // 1.45 ms: accepted as a TTL of 1 ms, the transition renews the build's six
 // keys with PEXPIRE 1 and the whole build (meta, units, unit states, the
 // log) is gone a millisecond later. Other values wrap to negative TTLs and
 // are refused, but with a message about another number ("TTL -1ms").
-// Proposed fix: in parseCall, refuse ttl_ms > math.MaxInt64 /
-// int64(time.Millisecond) (or any cap the project prefers) with
-// errInvalid("ttl_ms %d is too large", ...).
+// parseCall refuses a ttl_ms above what a time.Duration holds, naming it.
 func TestBadInputTransitionTTLOverflow(t *testing.T) {
 	defer logBadInputs(t)
 	for _, ttl := range []string{"18446744073711", "9223372036854775807"} {
@@ -184,12 +182,12 @@ func TestBadInputTransitionTTLOverflow(t *testing.T) {
 // time.Duration holds is out of range: it must be refused
 // (ErrInvalidConfig) rather than run.
 //
-// Fails today: Config.withDefaults bounds each duration from below only,
-// and the heartbeat computes its abort point as MaxUnitDuration + Timeout
-// (worker/heartbeat.go), which overflows to a negative duration: the first
-// heartbeat tick aborts the unit and Run returns ErrAborted (exit 4) for a
-// unit that ran a few seconds. Proposed fix (worker/config.go): refuse a
-// MaxUnitDuration + Timeout that overflows (e.g. either above 100 years).
+// What it guards: the heartbeat computes its abort point as
+// MaxUnitDuration + Timeout (worker/heartbeat.go); bounded from below only,
+// that sum overflows to a negative duration, the first heartbeat tick
+// aborts the unit and Run returns ErrAborted (exit 4) for a unit that ran a
+// few seconds. Config.withDefaults (worker/config.go) refuses durations
+// whose sum overflows.
 func TestBadInputWorkerConfigDurationOverflow(t *testing.T) {
 	defer logBadInputs(t)
 	badInputs.Add(1)

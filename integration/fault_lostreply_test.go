@@ -14,25 +14,25 @@ import (
 )
 
 // A commit whose reply is lost is resolved through the worker's guard key:
-// the commit wrote its token there, so finding the token means "applied",
-// and finding anything else means "not applied" (queue/txn.go, resolve).
-// That holds only while nothing else writes the guard in between, and every
-// transition of the same worker id writes it. When another transition of
-// the same worker commits after ours and before the resolution reads the
-// guard (the heartbeat and liveness of a second process acting as the same
-// worker, as TestWorkerRecordNoLostUpdate runs; any caller of the typed API
-// or of Transition that heartbeats from another thread), the resolution
-// reads the other token and concludes "not applied" although ours was
-// applied. The transition then runs again:
-//   - a finalize (or requeue, abandon) finds its entry settled and returns
-//     ErrStale: the caller is told nothing was written, records a
-//     stale_rejected event and discards a result that counted;
-//   - a delivery accounting, fenced by owner only, is applied a second time:
-//     two delivered events for one delivery.
+// the commit wrote its token there, so finding the token means "applied"
+// (queue/txn.go, resolve). Every transition of the same worker id writes
+// that guard too, and another may commit after ours and before the
+// resolution reads it (the heartbeat and liveness of a second process acting
+// as the same worker, as TestWorkerRecordNoLostUpdate runs; any caller of
+// the typed API or of Transition that heartbeats from another thread). Were
+// the guard to hold only the last token, the resolution would read the other
+// one and conclude "not applied" although ours was applied, and run the
+// transition again:
+//   - a finalize (or requeue, abandon) would find its entry settled and
+//     return ErrStale: the caller told nothing was written, a stale_rejected
+//     event recorded and a result that counted discarded;
+//   - a delivery accounting, fenced by owner only, would be applied a second
+//     time: two delivered events for one delivery.
 //
-// Fails today. The proxy below lets the commit reach Redis, holds its
-// reply, commits a liveness of the same worker from another client, then
-// cuts the connection.
+// The guard keeps the worker's recent commit tokens, and these tests hold
+// it to that. The proxy below lets the commit reach Redis, holds its reply,
+// commits a liveness of the same worker from another client, then cuts the
+// connection.
 func TestFaultLostReplyWithAnotherTransitionOfTheSameWorker(t *testing.T) {
 	t.Run("finalize", func(t *testing.T) {
 		e := newEnv(t)

@@ -94,16 +94,14 @@ func TestFaultRedisPausedPastTheTimeout(t *testing.T) {
 // must exit while Redis is still silent, as the busy workers do through
 // their heartbeat.
 //
-// Fails today: Reserve's blocking XREADGROUP (queue/reserve.go) runs on the
-// worker's deadline-free context, and rueidis puts no read deadline on a
-// blocking command (ConnWriteTimeout is skipped for them), so the read waits
-// for as long as Redis stays silent: the worker neither exits nor records
-// anything until Redis answers again. A black-holed Redis hangs it forever.
-// Its Progress read (HMGET) would hang the same way had the pause caught
-// it there: rueidis retries read-only commands until the context ends (see
-// TestBadInputRedisDoesNotAnswer). Proposed fix: bound Reserve's blocking
-// read with a deadline of Block plus a few seconds, and Status and
-// Progress with a few seconds.
+// What it guards: rueidis puts no read deadline on a blocking command
+// (ConnWriteTimeout is skipped for them), so a blocking XREADGROUP on a
+// deadline-free context waits for as long as Redis stays silent, and a
+// black-holed Redis would hang an idle worker forever; rueidis also retries
+// read-only commands until the context ends (see
+// TestBadInputRedisDoesNotAnswer). Reserve's blocking read is therefore
+// bounded by Block plus a few seconds, and Status and Progress by a few
+// seconds (queue/reserve.go, boundedRead).
 func TestFaultIdleWorkerExitsWhenRedisStopsAnswering(t *testing.T) {
 	s := faultServer(t, "")
 	l := faultBuild(t, s)

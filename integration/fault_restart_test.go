@@ -201,12 +201,13 @@ func buildKeys(t *testing.T, l *lifecycle) []string {
 // is not an unreachable Redis: SPEC section 10's "Redis unreachable, exit 2"
 // is for a Redis that does not come back.
 //
-// Fails today: the report's progress poll (report/read.go) reads meta, the
-// workers and TIME in one round trip, and rueidis retries a pipeline after a
-// network error only when every command in it is read-only; TIME is not
-// flagged read-only, so the first poll that meets the dropped connection
-// ends the wait with VerdictUnreachable ("HGETALL meta: EOF"), exit 2,
-// while the workers ride the restart out and finish the build.
+// What it guards: the report's progress poll (report/read.go) reads meta,
+// the workers and TIME in one round trip, and rueidis retries a pipeline
+// after a network error only when every command in it is read-only; TIME is
+// not flagged read-only, so without the report's own retry of a poll the
+// first one that met the dropped connection ended the wait with
+// VerdictUnreachable ("HGETALL meta: EOF"), exit 2, while the workers rode
+// the restart out and finished the build.
 func TestFaultReportRidesOutARedisRestart(t *testing.T) {
 	s := faultServer(t, persistentServerCmd())
 	l := faultBuild(t, s)

@@ -1,7 +1,7 @@
 // Package console shares a terminal between the output of the units, the
 // workers' own lines and one live progress line, so that they never
 // interleave: before anything else is written, the live line is erased, and
-// it is drawn again after.
+// it is drawn again after, always at the start of a line of its own.
 package console
 
 import (
@@ -34,10 +34,13 @@ func New(out, err io.Writer, live bool, width func() int) *Console {
 // Live reports whether the live line is drawn.
 func (c *Console) Live() bool { return c.live }
 
-// Out is the writer of the units' output.
+// Out is the writer of the units' output, one whole attempt's output a
+// write. When Live, a write that does not end in a newline is given one, so
+// that the live line drawn after it starts a line of its own.
 func (c *Console) Out() io.Writer { return writer{c, false} }
 
-// Err is the writer of the workers' own lines.
+// Err is the writer of the workers' own lines; its writes are ended like
+// Out's.
 func (c *Console) Err() io.Writer { return writer{c, true} }
 
 type writer struct {
@@ -56,6 +59,12 @@ func (w writer) Write(p []byte) (int, error) {
 		dst = c.err
 	}
 	n, err := dst.Write(p)
+	if err == nil && c.live && len(p) > 0 && p[len(p)-1] != '\n' {
+		// The live line is erased with \r, which would take with it
+		// whatever shares its line: output that ends without a newline is
+		// ended here, so that it stays on the terminal whole.
+		_, err = io.WriteString(dst, "\n")
+	}
 	if line != "" {
 		c.draw(line)
 	}

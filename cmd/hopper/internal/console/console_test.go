@@ -25,6 +25,62 @@ func TestLiveLineNeverInterleaves(t *testing.T) {
 			"\r\x1b[K", term.String())
 }
 
+// Output without a final newline is ended before the live line is drawn
+// again: else the next redraw's \r\x1b[K would erase it with the line.
+func TestUnterminatedOutputKept(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		write func(c *Console)
+		want  string
+	}{{
+		name: "under the live line",
+		write: func(c *Console) {
+			c.SetLine("[0/2] 0%")
+			fmt.Fprint(c.Out(), "out-a")
+			c.SetLine("[1/2] 50%")
+		},
+		want: "[0/2] 0%" + "\r\x1b[K" + "out-a\n" + "[0/2] 0%" + "\r\x1b[K" + "[1/2] 50%" + "\r\x1b[K",
+	}, {
+		name: "before the first live line",
+		write: func(c *Console) {
+			fmt.Fprint(c.Out(), "out-a")
+			c.SetLine("[1/2] 50%")
+		},
+		want: "out-a\n" + "[1/2] 50%" + "\r\x1b[K",
+	}, {
+		name: "a worker line",
+		write: func(c *Console) {
+			c.SetLine("[0/2] 0%")
+			fmt.Fprint(c.Err(), "note")
+		},
+		want: "[0/2] 0%" + "\r\x1b[K" + "note\n" + "[0/2] 0%" + "\r\x1b[K",
+	}, {
+		name: "an empty write",
+		write: func(c *Console) {
+			c.SetLine("[0/2] 0%")
+			fmt.Fprint(c.Out(), "")
+		},
+		want: "[0/2] 0%" + "\r\x1b[K" + "[0/2] 0%" + "\r\x1b[K",
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var term bytes.Buffer
+			c := New(&term, &term, true, nil)
+			tc.write(c)
+			c.Done()
+			assert.Equal(t, tc.want, term.String())
+		})
+	}
+}
+
+// Without a live line the output is passed on byte for byte.
+func TestNotLiveUnterminated(t *testing.T) {
+	var out bytes.Buffer
+	c := New(&out, &out, false, nil)
+	fmt.Fprint(c.Out(), "out-a")
+	fmt.Fprint(c.Out(), "out-b\n")
+	assert.Equal(t, "out-aout-b\n", out.String())
+}
+
 func TestNotLive(t *testing.T) {
 	var out, errs bytes.Buffer
 	c := New(&out, &errs, false, nil)

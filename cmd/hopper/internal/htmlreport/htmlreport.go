@@ -83,15 +83,32 @@ type count struct {
 	Class string
 }
 
-type failedView struct {
-	Unit, Reason, Worker string
-	Errors               []events.ErrorEntry
-	Truncated            int
+// errorsView is an errors payload as shown: the entries kept, and how many
+// were dropped to keep the payload small.
+type errorsView struct {
+	Errors    []events.ErrorEntry
+	Truncated int
 }
 
+type failedView struct {
+	Unit, Reason, Worker string
+	errorsView
+}
+
+// flakyView is a unit that passed on a retry, with the failures that made
+// it retry: a flaky unit is only worth fixing once one can see how it fails.
 type flakyView struct {
-	Unit    string
-	Retries int64
+	Unit     string
+	Retries  int64
+	Failures []retriedView
+}
+
+// retriedView is one failed attempt that was put back for a retry.
+type retriedView struct {
+	Attempt int64 // as the worker's output header counts them, from 1
+	Worker  string
+	Summary string
+	errorsView
 }
 
 type slowView struct {
@@ -163,23 +180,13 @@ func build(r *report.Report) view {
 		if f.Reason != nil {
 			fv.Reason = *f.Reason
 		}
-		var entries []map[string]json.RawMessage
-		_ = json.Unmarshal(f.Errors, &entries)
-		for _, raw := range entries {
-			if n, ok := raw["truncated"]; ok && len(raw) == 1 {
-				_ = json.Unmarshal(n, &fv.Truncated)
-				continue
-			}
-			b, _ := json.Marshal(raw)
-			var e events.ErrorEntry
-			_ = json.Unmarshal(b, &e)
-			fv.Errors = append(fv.Errors, e)
-		}
+		fv.errorsView = errorPayload(f.Errors)
 		v.Failed = append(v.Failed, fv)
 	}
+	retried := retriedAttempts(log.Events())
 	for _, u := range flaky {
 		n, _ := retries.Get(u)
-		v.Flaky = append(v.Flaky, flakyView{Unit: u, Retries: n})
+		v.Flaky = append(v.Flaky, flakyView{Unit: u, Retries: n, Failures: retried[u]})
 	}
 	v.Abandoned = log.Abandoned()
 	for _, u := range r.NeverFinalized() {
@@ -245,6 +252,46 @@ func build(r *report.Report) view {
 		v.Workers = append(v.Workers, wv)
 	}
 	return v
+}
+
+// errorPayload decodes an errors payload leniently, as the report must show
+// a failure even when its details are damaged: a field of the wrong type is
+// left empty, and a payload that is not an array of objects gives nothing.
+func errorPayload(raw json.RawMessage) errorsView {
+	var ev errorsView
+	var entries []map[string]json.RawMessage
+	_ = json.Unmarshal(raw, &entries)
+	for _, fields := range entries {
+		if n, ok := fields["truncated"]; ok && len(fields) == 1 {
+			_ = json.Unmarshal(n, &ev.Truncated)
+			continue
+		}
+		b, _ := json.Marshal(fields)
+		var e events.ErrorEntry
+		_ = json.Unmarshal(b, &e)
+		ev.Errors = append(ev.Errors, e)
+	}
+	return ev
+}
+
+// retriedAttempts maps each unit to its failed attempts that were put back
+// for a retry, in log order, from the requeued events: each carries the
+// failed attempt's errors and summary.
+func retriedAttempts(log []events.Event) map[string][]retriedView {
+	out := map[string][]retriedView{}
+	for _, e := range log {
+		if e.Type != events.TypeRequeued || !e.UnitScoped() {
+			continue
+		}
+		// The event's head counts the retry it starts: the attempt that
+		// failed is the one before.
+		rv := retriedView{Attempt: max(e.RetryIndex+e.ReclaimCount, 1), Worker: e.WorkerID, errorsView: errorPayload(e.Errors)}
+		if e.FailureSummary != nil {
+			rv.Summary = *e.FailureSummary
+		}
+		out[*e.UnitID] = append(out[*e.UnitID], rv)
+	}
+	return out
 }
 
 // length is how long an attempt ran: the worker's own measure when it

@@ -98,6 +98,36 @@ func TestRender(t *testing.T) {
 	}
 }
 
+// A flaky unit is shown with the errors of the attempts that failed before
+// it passed, taken from its requeued events.
+func TestRenderFlakyErrors(t *testing.T) {
+	log := []events.Event{
+		ev(t, "delivered", "flaky_test", "w1", 1000, ""),
+		ev(t, "requeued", "flaky_test", "w1", 1200, `,"retry_index":1,"ownership_generation":2,"previous_retry_index":0,"duration_ms":190,"failure_summary":"1 failure(s)","errors":[{"example_id":"flaky_test","description":"sh flaky_test","class":"exit status 1","message":"not ok - the service answered: expected yes, got <timeout>","backtrace":[]}]`),
+		ev(t, "delivered", "flaky_test", "w2", 1300, `,"retry_index":1,"ownership_generation":2`),
+		ev(t, "requeued", "flaky_test", "w2", 1400, `,"retry_index":2,"ownership_generation":3,"previous_retry_index":1,"duration_ms":90,"failure_summary":null,"errors":null`),
+		ev(t, "delivered", "flaky_test", "w1", 1500, `,"retry_index":2,"ownership_generation":3`),
+		ev(t, "finalized", "flaky_test", "w1", 1600, `,"outcome":"passed","duration_ms":95,"reason":null,"retry_index":2,"ownership_generation":3`),
+	}
+	n := int64(1)
+	r := report.Judge(report.Observation{
+		BuildID: "b1", Presence: report.PresenceMeta,
+		Meta:     report.Meta{State: report.StateReady, TotalUnits: 1, FinalizedCount: 1, ReadyAtMS: 900},
+		Manifest: []string{"flaky_test"}, FinalizedCount: &n, Events: log,
+	}, report.Options{})
+	page, err := Render(r)
+	require.NoError(t, err)
+	html := string(page)
+	assert.Contains(t, html, "<h2>Flaky units (passed after a retry)</h2>")
+	assert.Contains(t, html, `<div class="failure flaky"><h3>flaky_test</h3>`)
+	assert.Contains(t, html, "passed after 2 retries")
+	assert.Contains(t, html, "attempt 1 failed, worker <code>w1</code> <span class=\"muted\">(1 failure(s))</span>")
+	assert.Contains(t, html, "<b>exit status 1</b> <code>sh flaky_test</code>")
+	assert.Contains(t, html, "<pre>not ok - the service answered: expected yes, got &lt;timeout&gt;</pre>")
+	assert.Contains(t, html, "attempt 2 failed, worker <code>w2</code></div>\n<div class=\"muted\">no errors recorded</div>")
+	assert.NotContains(t, html, "<h2>Failed units</h2>")
+}
+
 func TestNiceStep(t *testing.T) {
 	assert.Equal(t, "500ms", fmtDuration(niceStep(2500*1e6, 6)))
 	assert.Equal(t, "1m00s", fmtDuration(niceStep(5*60*1e9, 6)))

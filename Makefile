@@ -30,6 +30,20 @@ test: redis-image
 		HOPPER_TEST_ACL=1 $(GO) test -race -count=1 ./integration/...; \
 	else echo "no packages in ./integration yet: ACL run has nothing to test"; fi
 	@$(MAKE) --no-print-directory fuzz
+	@$(MAKE) --no-print-directory test-unfenced
+
+# The concurrency test must catch the design it exists to rule out: built
+# with -tags hopper_unfenced the transitions no longer watch entry guards
+# (queue/guard_unfenced.go), and TestConcurrentOwnership must then fail with
+# units settled by workers that did not hold them. Passes only if it does.
+.PHONY: test-unfenced
+test-unfenced: redis-image
+	@echo "$(GO) test -race -count=1 -tags hopper_unfenced -run '^TestConcurrentOwnership$$' ./integration/ (must fail)"
+	@out="$$($(GO) test -race -count=1 -tags hopper_unfenced -run '^TestConcurrentOwnership$$' ./integration/ 2>&1)"; rc=$$?; \
+	if [ $$rc -eq 0 ]; then echo "test-unfenced: FAIL: TestConcurrentOwnership passed without entry guards"; exit 1; fi; \
+	n=$$(printf '%s\n' "$$out" | grep -cE 'did not hold|finalized events of|finalized_count'); \
+	if [ "$$n" -eq 0 ]; then printf '%s\n' "$$out" | tail -30; echo "test-unfenced: FAIL: it failed, but not on ownership"; exit 1; fi; \
+	echo "test-unfenced: ok: without entry guards TestConcurrentOwnership fails ($$n ownership findings)"
 
 # A short run of every fuzz target (func Fuzz... in a _test.go file), one
 # `go test -fuzz` per target, FUZZTIME each (11 targets: under a minute).

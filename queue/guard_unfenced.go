@@ -3,6 +3,11 @@
 package queue
 
 // Built with -tags hopper_unfenced, the transitions no longer watch entry
-// guards: the broken design integration.TestConcurrentOwnership must catch.
-// Never ship a binary built this way.
+// guards, and nothing stands in for them: what watching the unit's stream
+// amounts to for ownership, since WATCH does not see XACK, XCLAIM or
+// XAUTOCLAIM. (Watching the stream itself would abort on the PEXPIRE with
+// which every transition renews the build's TTLs: correct by accident, at
+// the price of every transition of a build aborting every other.) It is the
+// broken design integration.TestConcurrentOwnership must catch, and does
+// (make test-unfenced). Never ship a binary built this way.
 const entryGuards = false

@@ -2,7 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,28 +22,161 @@ func (a *app) connect(t target) (rueidis.Client, error) {
 	}
 	client, err := rueidis.NewClient(opt)
 	if err != nil {
-		return nil, exitf(exitInfrastructure, "cannot reach Redis at %s: %s", redact(t.Redis), oneLine(err.Error()))
+		return nil, unreachable(t.Redis, opt, err)
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
 	defer cancel()
 	if err := client.Do(ctx, client.B().Ping().Build()).Error(); err != nil {
 		client.Close()
-		return nil, exitf(exitInfrastructure, "cannot reach Redis at %s: %s", redact(t.Redis), oneLine(err.Error()))
+		return nil, unreachable(t.Redis, opt, err)
 	}
 	return client, nil
 }
 
-// redact hides a URL's password.
-func redact(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		if !strings.Contains(raw, "@") {
-			return raw
+// unreachable is connect's one line. Several addresses make rueidis insist
+// on a cluster, and a lone server's refusal does not say that was the
+// trouble.
+func unreachable(raw string, opt rueidis.ClientOption, err error) error {
+	msg := oneLine(err.Error())
+	if len(opt.InitAddress) > 1 && strings.Contains(msg, "cluster support disabled") {
+		msg += " (several addresses are the seeds of a Redis Cluster; give one address for a single server)"
+	}
+	return exitf(exitInfrastructure, "cannot reach Redis at %s: %s", redact(raw), msg)
+}
+
+// redisOption reads the value of --redis, or of the variable from names,
+// into a client's options. The forms:
+//
+//	redis://[USER:PASSWORD@]HOST:PORT[/DB][?OPTIONS]  one server (rediss:// for TLS)
+//	redis://[USER:PASSWORD@]HOST:PORT,HOST:PORT,...   seeds of one Redis Cluster
+//	redis://[USER:PASSWORD@]HOST:PORT?addr=HOST:PORT  the same, as rueidis.ParseURL writes it
+//	HOST:PORT[,HOST:PORT...]                          as redis://
+//	unix:///PATH                                      a socket
+//
+// A missing port is 6379. Several addresses are seeds: rueidis asks them for
+// the slots and finds the rest of the cluster itself, so a few live nodes
+// are enough. A single address may be a cluster node too; rueidis finds out.
+// The command's clients never cache, whatever ?client_cache says.
+func redisOption(raw, from string) (rueidis.ClientOption, error) {
+	var opt rueidis.ClientOption
+	shown := redact(raw)
+	u := raw
+	if !strings.Contains(u, "://") {
+		u = "redis://" + u
+	}
+	scheme, rest, _ := strings.Cut(u, "://")
+	switch scheme {
+	case "redis", "rediss", "valkey", "valkeys":
+	case "unix":
+		return parsedRedisURL(u, shown, from)
+	default:
+		return opt, usagef("%s %q is not a Redis URL (redis://HOST:PORT): unknown scheme %q", from, shown, scheme)
+	}
+
+	userinfo, hosts, tail := splitAuthority(rest)
+	list := strings.Split(hosts, ",")
+	var seeds []string
+	for i, h := range list {
+		addr, err := seedAddr(h)
+		if err != nil {
+			if h == "" && len(list) > 1 {
+				return opt, usagef("%s %q: address %d of %d is empty", from, shown, i+1, len(list))
+			}
+			return opt, usagef("%s %q: address %q %v", from, shown, h, err)
 		}
-		return "(URL with credentials)"
+		seeds = append(seeds, addr)
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	// rueidis reads the rest (credentials, TLS, /DB, ?OPTIONS) from a URL
+	// of the first address alone: it cannot read a list.
+	first := scheme + "://" + userinfo + list[0] + tail
+	opt, err := parsedRedisURL(first, shown, from)
+	if err != nil {
+		return opt, err
 	}
-	return u.String()
+	if pu, err := url.Parse(first); err == nil {
+		for _, h := range pu.Query()["addr"] {
+			addr, err := seedAddr(h)
+			if err != nil {
+				return opt, usagef("%s %q: addr=%q %v", from, shown, h, err)
+			}
+			seeds = append(seeds, addr)
+		}
+	}
+	opt.InitAddress = seeds
+	if len(seeds) > 1 {
+		if opt.SelectDB != 0 {
+			return opt, usagef("%s %q: a Redis Cluster has only database 0, so several addresses take no /DB", from, shown)
+		}
+		if opt.TLSConfig != nil {
+			// Each node is checked against its own name, not the first's.
+			opt.TLSConfig.ServerName = ""
+		}
+	}
+	return opt, nil
+}
+
+func parsedRedisURL(u, shown, from string) (rueidis.ClientOption, error) {
+	opt, err := rueidis.ParseURL(u)
+	if err != nil {
+		return opt, usagef("%s %q is not a Redis URL (redis://HOST:PORT): %v", from, shown, err)
+	}
+	opt.DisableCache = true
+	return opt, nil
+}
+
+// splitAuthority cuts what follows "scheme://" into the user part (with its
+// "@", or ""), the addresses, and the rest (/DB, ?OPTIONS).
+func splitAuthority(rest string) (userinfo, hosts, tail string) {
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	hosts, tail = rest[:end], rest[end:]
+	if at := strings.LastIndex(hosts, "@"); at >= 0 {
+		userinfo, hosts = hosts[:at+1], hosts[at+1:]
+	}
+	return userinfo, hosts, tail
+}
+
+// seedAddr checks one address of a list and writes it HOST:PORT, 6379 when
+// the port is left out. Its error completes a sentence that names the
+// address.
+func seedAddr(s string) (string, error) {
+	host, port := s, "6379"
+	switch {
+	case s == "":
+		return "", errors.New("is empty")
+	case strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]"):
+		host = s[1 : len(s)-1]
+	case strings.Contains(s, ":"):
+		var err error
+		if host, port, err = net.SplitHostPort(s); err != nil {
+			return "", errors.New("is not HOST:PORT")
+		}
+	}
+	if host == "" {
+		return "", errors.New("has no host")
+	}
+	if strings.ContainsAny(host, " \t/?#@[]") {
+		return "", errors.New("is not HOST:PORT")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("has port %q, not a number from 1 to 65535", port)
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// redact hides the password of a --redis value, in every form redisOption
+// reads.
+func redact(raw string) string {
+	prefix, rest := "", raw
+	if scheme, after, ok := strings.Cut(raw, "://"); ok {
+		prefix, rest = scheme+"://", after
+	}
+	userinfo, hosts, tail := splitAuthority(rest)
+	user, _, hasPassword := strings.Cut(strings.TrimSuffix(userinfo, "@"), ":")
+	if !hasPassword {
+		return raw
+	}
+	return prefix + user + ":xxxxx@" + hosts + tail
 }

@@ -190,10 +190,3 @@ func TestReadUnits(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "argument 2 is an empty unit id", err.Error())
 }
-
-func TestRedact(t *testing.T) {
-	assert.Equal(t, "redis://:xxxxx@h:1", redact("redis://:secret@h:1"))
-	assert.Equal(t, "redis://u:xxxxx@h:1/2", redact("redis://u:secret@h:1/2"))
-	assert.Equal(t, "redis://h:1", redact("redis://h:1"))
-	assert.Equal(t, "h:1", redact("h:1"))
-}

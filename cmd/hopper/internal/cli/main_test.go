@@ -28,6 +28,7 @@ func TestHelp(t *testing.T) {
 		code, out, _ = runMain(Env{}, "help", name)
 		assert.Equal(t, 0, code, name)
 		assert.Equal(t, c.usage, out, name)
+		assert.True(t, strings.HasSuffix(out, redisForms), "the help of %s ends with the forms of --redis", name)
 	}
 	code, _, errs := runMain(Env{})
 	assert.Equal(t, 2, code)
@@ -50,6 +51,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"report", "--build", "b", "--redis", "127.0.0.1:1", "extra"}, "hopper report: unexpected argument \"extra\"\nRun 'hopper report --help' for usage.\n"},
 		{[]string{"report", "--build", "b", "--redis", "127.0.0.1:1", "--inactive-timeout", "0"}, `hopper report: --inactive-timeout must be a positive number of seconds, got "0"`},
 		{[]string{"report", "--redis", "127.0.0.1:1"}, "hopper report: no build id: pass --build"},
+		{[]string{"work", "--build", "b", "--redis", "redis://127.0.0.1:7000,127.0.0.1:x", "u", "--", "true"}, `hopper work: --redis "redis://127.0.0.1:7000,127.0.0.1:x": address "127.0.0.1:x" has port "x", not a number from 1 to 65535` + "\nRun 'hopper work --help' for usage.\n"},
+		{[]string{"report", "--build", "b", "--redis", "127.0.0.1:7000,,127.0.0.1:7002"}, `hopper report: --redis "127.0.0.1:7000,,127.0.0.1:7002": address 2 of 3 is empty` + "\nRun 'hopper report --help' for usage.\n"},
 		{[]string{"status", "--build", "b", "--interval", "0"}, `hopper status: --interval must be a positive number of seconds, got "0"`},
 		{[]string{"events", "--build", "b", "--", "x"}, "hopper events: unexpected command after --"},
 		{[]string{"run", "-j", "0", "u", "--", "true"}, `hopper run: --jobs must be a whole number, at least 1, got "0"`},

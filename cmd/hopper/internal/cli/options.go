@@ -12,7 +12,6 @@ import (
 	"github.com/hopper-queue/hopper/queue"
 	"github.com/hopper-queue/hopper/report"
 	"github.com/hopper-queue/hopper/worker"
-	"github.com/redis/rueidis"
 )
 
 // target is the build a command acts on and the Redis it lives in.
@@ -85,21 +84,6 @@ func (t target) needRedis() error {
 		return usagef("no Redis: pass --redis redis://HOST:PORT, or set HOPPER_REDIS_URL or REDIS_URL")
 	}
 	return nil
-}
-
-// redisOption reads a Redis URL: redis://[user:password@]host:port[/db],
-// rediss:// for TLS, unix:///path; a bare host:port means redis://.
-func redisOption(raw, from string) (rueidis.ClientOption, error) {
-	u := raw
-	if !strings.Contains(u, "://") {
-		u = "redis://" + u
-	}
-	opt, err := rueidis.ParseURL(u)
-	if err != nil {
-		return opt, usagef("%s %q is not a Redis URL (redis://HOST:PORT): %v", from, raw, err)
-	}
-	opt.DisableCache = true
-	return opt, nil
 }
 
 // checkName refuses an id the queue would refuse, with the flag's words.

@@ -20,6 +20,10 @@ COMMAND runs once per attempt at a unit, with every {unit} in its arguments
 replaced by the unit id, and HOPPER_UNIT, HOPPER_BUILD_ID, HOPPER_WORKER_ID and
 TEST_ENV_NUMBER in its environment. Exit 0 passes the unit.
 
+The Redis is one server or a Redis Cluster: --redis takes several of a
+cluster's nodes as redis://HOST:PORT,HOST:PORT (the forms are at the end of
+each command's help).
+
 Run 'hopper <command> --help' for the flags of a command.
 `
 
@@ -43,7 +47,8 @@ Flags (environment fallbacks in brackets):
   --build ID               build id [HOPPER_BUILD_ID, then the CI's]
   --worker ID              worker id [HOPPER_WORKER_ID, then the CI's node index,
                            then <hostname>-<pid>]
-  --redis URL              redis://[user:pass@]host:port[/db] [HOPPER_REDIS_URL, REDIS_URL]
+  --redis URL              the Redis or Redis Cluster (forms below)
+                           [HOPPER_REDIS_URL, REDIS_URL]
   --units-from FILE        unit ids, one a line (- for stdin), after the arguments'
   --unit-type TYPE         what the units are (default file)
   --revision REV           source revision under test, part of the fingerprint
@@ -62,7 +67,7 @@ Flags (environment fallbacks in brackets):
   --report-on-exit         run the report once the build is complete; then also:
   --summary-out FILE  --failed-out FILE  --junit-out FILE  --html-out FILE
   --allow-empty  --min-examples N      (see hopper report --help)
-`
+` + redisForms
 
 const runUsage = `Usage: hopper run [-j N] [flags] [units...] -- COMMAND ARGS...
 
@@ -78,14 +83,15 @@ COMMAND is run as by hopper work (see hopper work --help).
 Flags:
   -j, --jobs N             worker slots (default the number of CPUs)
   --build ID               build id (default generated; [HOPPER_BUILD_ID, then the CI's])
-  --redis URL              a real Redis [HOPPER_REDIS_URL, REDIS_URL]
+  --redis URL              a real Redis or Redis Cluster (forms below)
+                           [HOPPER_REDIS_URL, REDIS_URL]
   --worker ID              worker id prefix (default <hostname>-<pid>)
   --units-from FILE, --unit-type, --revision, --timeout, --max-unit-duration,
   --max-requeues, --requeue-tolerance, --max-reclaims, --ttl, --tombstone-ttl,
   --init-timeout, --progress      as hopper work
   --summary-out FILE, --failed-out FILE, --junit-out FILE, --html-out FILE,
   --allow-empty, --min-examples N as hopper report
-`
+` + redisForms
 
 const reportUsage = `Usage: hopper report [flags]
 
@@ -97,7 +103,8 @@ publishing failed). It only reads.
 
 Flags:
   --build ID                 build id [HOPPER_BUILD_ID, then the CI's]
-  --redis URL                [HOPPER_REDIS_URL, REDIS_URL]
+  --redis URL                the Redis or Redis Cluster (forms below)
+                             [HOPPER_REDIS_URL, REDIS_URL]
   --timeout SECONDS          wait for completion (default 1080)
   --init-timeout SECONDS     wait for the build to appear (default 300)
   --inactive-timeout SECONDS give up when no worker was seen this long (default 300)
@@ -107,7 +114,7 @@ Flags:
   --html-out FILE            self-contained HTML report with a timeline
   --allow-empty              a build of zero examples passes
   --min-examples N           fail with fewer examples (default 0)
-`
+` + redisForms
 
 const statusUsage = `Usage: hopper status [flags]
 
@@ -118,10 +125,11 @@ one snapshot. Exit status 0, or 2 when the build or Redis cannot be read.
 
 Flags:
   --build ID           build id [HOPPER_BUILD_ID, then the CI's]
-  --redis URL          [HOPPER_REDIS_URL, REDIS_URL]
+  --redis URL          the Redis or Redis Cluster (forms below)
+                       [HOPPER_REDIS_URL, REDIS_URL]
   --once               print one snapshot
   --interval SECONDS   refresh interval (default 1)
-`
+` + redisForms
 
 const eventsUsage = `Usage: hopper events [flags]
 
@@ -131,6 +139,23 @@ it. With --follow, keeps printing new events until the build is complete
 
 Flags:
   --build ID     build id [HOPPER_BUILD_ID, then the CI's]
-  --redis URL    [HOPPER_REDIS_URL, REDIS_URL]
+  --redis URL    the Redis or Redis Cluster (forms below)
+                 [HOPPER_REDIS_URL, REDIS_URL]
   --follow, -f   keep following the log
+` + redisForms
+
+// redisForms ends the help of every command that takes --redis: the forms
+// redisOption reads.
+const redisForms = `
+Redis URL forms (--redis, HOPPER_REDIS_URL, REDIS_URL):
+  redis://[USER:PASSWORD@]HOST:PORT[/DB]    one server; rediss:// for TLS
+  redis://[USER:PASSWORD@]HOST:PORT,HOST:PORT,...
+                                            a Redis Cluster, by a few of its nodes
+  redis://[USER:PASSWORD@]HOST:PORT?addr=HOST:PORT&addr=HOST:PORT
+                                            the same cluster seeds, another way
+  HOST:PORT[,HOST:PORT...]                  as redis://HOST:PORT[,HOST:PORT...]
+  unix:///PATH                              a local socket
+A missing port is 6379. The client learns the rest of a cluster from the nodes
+it is given, and finds out when a single address is a cluster node. A cluster
+has only database 0.
 `

@@ -56,6 +56,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"status", "--build", "b", "--interval", "0"}, `hopper status: --interval must be a positive number of seconds, got "0"`},
 		{[]string{"events", "--build", "b", "--", "x"}, "hopper events: unexpected command after --"},
 		{[]string{"run", "-j", "0", "u", "--", "true"}, `hopper run: --jobs must be a whole number, at least 1, got "0"`},
+		// Ids are checked before Redis is dialled (127.0.0.1:1 refuses).
+		{[]string{"work", "--build", "a{b}", "--redis", "127.0.0.1:1", "u", "--", "true"}, `hopper work: build id "a{b}" holds a brace, which would move its keys to another cluster slot`},
+		{[]string{"report", "--build", "x}", "--redis", "127.0.0.1:1"}, `hopper report: build id "x}" holds a brace`},
+		{[]string{"work", "--build", "bad\xff", "--redis", "127.0.0.1:1", "u", "--", "true"}, `hopper work: build id "bad\xff" is not valid UTF-8`},
+		{[]string{"work", "--build", "b", "--worker", "w\xfe", "--redis", "127.0.0.1:1", "u", "--", "true"}, `hopper work: worker id "w\xfe" is not valid UTF-8`},
+		{[]string{"work", "--build", "b", "--worker", strings.Repeat("w", 1025), "--redis", "127.0.0.1:1", "u", "--", "true"}, `hopper work: worker id is 1025 bytes, over 1024`},
+		{[]string{"work", "--build", "b", "--redis", "127.0.0.1:1", "u\xff", "--", "true"}, `is not valid UTF-8`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errs := runMain(Env{}, tc.args...)

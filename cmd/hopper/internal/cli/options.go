@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hopper-queue/hopper/queue"
 	"github.com/hopper-queue/hopper/report"
@@ -61,6 +62,11 @@ func (tf targetFlags) resolve(f *flagSet, env Env, needBuild bool) (target, erro
 		if err := checkName("build id", t.BuildID); err != nil {
 			return t, err
 		}
+		// The build id is the cluster hash tag of every key of the build
+		// (hopper:{<build>}:...): a brace would make the tag something else.
+		if strings.ContainsAny(t.BuildID, "{}") {
+			return t, usagef("build id %q holds a brace, which would move its keys to another cluster slot", t.BuildID)
+		}
 	}
 	if f.Given("redis") {
 		t.Redis, t.redisFrom = strings.TrimSpace(*tf.redis), "--redis"
@@ -93,6 +99,9 @@ func checkName(what, id string) error {
 	}
 	if strings.ContainsAny(id, "\r\n") {
 		return usagef("%s %q has a line break", what, id)
+	}
+	if !utf8.ValidString(id) {
+		return usagef("%s %q is not valid UTF-8", what, id)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,48 +48,152 @@ func TestDeliveryAccounting(t *testing.T) {
 	assert.Equal(t, []pendingRow{{x.id, "w1", 1}}, e.pending(e.keys.Units))
 }
 
+// staleMode is one fenced mode, called through Transition (argv) and
+// through the typed API (typed), for the entry, worker and delivery count
+// of r.
+type staleMode struct {
+	argv  func(r queue.Reservation) []string
+	typed func(e *env, r queue.Reservation) error
+	// countFenced: the mode checks the delivery count as well as the owner.
+	countFenced bool
+}
+
+var staleModes = map[string]staleMode{
+	"delivery_accounting": {
+		argv: func(r queue.Reservation) []string {
+			return []string{"delivery_accounting", r.WorkerID, ttl, string(r.Stream), r.EntryID, r.UnitID}
+		},
+		typed: func(e *env, r queue.Reservation) error {
+			_, err := e.build.AccountDelivery(e.ctx, r.WorkerID, r.Stream, r.EntryID, r.UnitID)
+			return err
+		},
+	},
+	"heartbeat": {
+		argv: func(r queue.Reservation) []string {
+			return []string{"heartbeat", r.WorkerID, ttl, string(r.Stream), r.EntryID, dc(r.DeliveryCount), r.UnitID}
+		},
+		typed:       func(e *env, r queue.Reservation) error { return e.build.Heartbeat(e.ctx, r) },
+		countFenced: true,
+	},
+	"finalize": {
+		argv: func(r queue.Reservation) []string {
+			return []string{"finalize", r.WorkerID, ttl, string(r.Stream), r.EntryID, dc(r.DeliveryCount), r.UnitID, "passed", "12", "", ""}
+		},
+		typed: func(e *env, r queue.Reservation) error {
+			return e.build.Finalize(e.ctx, r, queue.Result{Outcome: "passed", DurationMS: 12})
+		},
+		countFenced: true,
+	},
+	"requeue": {
+		argv: func(r queue.Reservation) []string {
+			return []string{"requeue", r.WorkerID, ttl, string(r.Stream), r.EntryID, dc(r.DeliveryCount), r.UnitID, "file", "2", "1", "5", "boom", ""}
+		},
+		typed: func(e *env, r queue.Reservation) error {
+			_, err := e.build.Requeue(e.ctx, r, queue.Result{DurationMS: 5, FailureSummary: "boom"}, queue.Budgets{MaxRequeues: 2, RequeueTolerance: 1})
+			return err
+		},
+		countFenced: true,
+	},
+	"abandoned": {
+		argv: func(r queue.Reservation) []string {
+			return []string{"abandoned", r.WorkerID, ttl, string(r.Stream), r.EntryID, dc(r.DeliveryCount), r.UnitID, "900"}
+		},
+		typed:       func(e *env, r queue.Reservation) error { return e.build.Abandon(e.ctx, r, 900) },
+		countFenced: true,
+	},
+}
+
 func TestStaleCauses(t *testing.T) {
-	// Every fenced mode refuses, with STALE and no write, an entry that is
-	// not pending, owned by someone else, or at another delivery count.
-	modes := map[string]func(x entry, worker string, count int64) []string{
-		"heartbeat": func(x entry, w string, n int64) []string {
-			return []string{"heartbeat", w, ttl, string(x.stream), x.id, dc(n), x.unit}
-		},
-		"finalize": func(x entry, w string, n int64) []string {
-			return []string{"finalize", w, ttl, string(x.stream), x.id, dc(n), x.unit, "passed", "12", "", ""}
-		},
-		"requeue": func(x entry, w string, n int64) []string {
-			return []string{"requeue", w, ttl, string(x.stream), x.id, dc(n), x.unit, "file", "2", "1", "5", "boom", ""}
-		},
-		"abandoned": func(x entry, w string, n int64) []string {
-			return []string{"abandoned", w, ttl, string(x.stream), x.id, dc(n), x.unit, "900"}
-		},
-	}
-	for mode, argv := range modes {
-		t.Run(mode, func(t *testing.T) {
+	// Every fenced mode refuses, with STALE (ErrStale from the typed API)
+	// and no write, an entry that is not pending, owned by someone else, or
+	// (all but delivery accounting, which is fenced by owner only) at
+	// another delivery count.
+	for name, m := range staleModes {
+		t.Run(name, func(t *testing.T) {
 			e := newEnv(t)
 			e.publish([]string{"u1", "u2"}, map[string]string{"max_requeues": "2", "requeue_tolerance": "1"})
 			x, _ := e.reserve("w1")
 			e.transition("delivery_accounting", "w1", ttl, string(x.stream), x.id, x.unit)
-			undelivered := entry{stream: queue.StreamUnits, id: "9999999999999-0", unit: "u2"}
-			cases := map[string][]string{
-				"other owner":          argv(x, "w2", 1),
-				"other delivery count": argv(x, "w1", 2),
-				"entry not pending":    argv(undelivered, "w1", 1),
+			held := queue.Reservation{WorkerID: "w1", Stream: x.stream, EntryID: x.id, UnitID: x.unit, UnitType: "file", DeliveryCount: 1}
+			entries, err := e.do("XRANGE", e.keys.Units, "-", "+").AsXRange()
+			require.NoError(t, err)
+			require.Len(t, entries, 2)
+			require.Equal(t, "u2", entries[1].FieldValues["id"])
+
+			otherOwner := held
+			otherOwner.WorkerID = "w2"
+			otherCount := held
+			otherCount.DeliveryCount = 2
+			neverDelivered := held
+			neverDelivered.EntryID, neverDelivered.UnitID = entries[1].ID, "u2"
+			absent := held
+			absent.EntryID, absent.UnitID = "9999999999999-0", "u2"
+			cases := map[string]queue.Reservation{
+				"other owner":                  otherOwner,
+				"entry never delivered":        neverDelivered,
+				"entry absent from the stream": absent,
 			}
-			for name, a := range cases {
-				e.requireNoChange(func() {
-					assert.Equal(t, []any{"STALE"}, e.transition(a...), name)
+			if m.countFenced {
+				cases["other delivery count"] = otherCount
+			}
+			for cause, r := range cases {
+				e.requireNothingWritten(func() {
+					assert.Equal(t, []any{"STALE"}, e.transition(m.argv(r)...), "Transition, %s", cause)
+				})
+				e.requireNothingWritten(func() {
+					err := m.typed(e, r)
+					assert.ErrorIs(t, err, queue.ErrStale, "typed API, %s", cause)
 				})
 			}
-			// Typed API: the same refusal is ErrStale.
-			r := queue.Reservation{WorkerID: "w2", Stream: x.stream, EntryID: x.id, UnitID: x.unit, UnitType: "file", DeliveryCount: 1}
-			require.ErrorIs(t, e.build.Heartbeat(e.ctx, r), queue.ErrStale)
-			require.ErrorIs(t, e.build.Finalize(e.ctx, r, queue.Result{Outcome: "passed"}), queue.ErrStale)
 			// And the owner at the right count is still accepted.
-			reply := e.transition(argv(x, "w1", 1)...)
+			reply := e.transition(m.argv(held)...)
 			assert.NotEqual(t, "STALE", reply[0])
 		})
+	}
+}
+
+func TestDeliveryAccountingIgnoresDeliveryCount(t *testing.T) {
+	// Accounting is fenced by owner only: an entry its owner has been
+	// delivered twice is accounted, at delivery count 2.
+	e := newEnv(t)
+	e.publish([]string{"u1"}, nil)
+	x, _ := e.reserve("w1")
+	require.NoError(t, e.do("XCLAIM", e.keys.Units, queue.Group, "w1", "0", x.id).Error())
+	require.Equal(t, []pendingRow{{x.id, "w1", 2}}, e.pending(e.keys.Units))
+
+	reply := e.transition("delivery_accounting", "w1", ttl, string(x.stream), x.id, x.unit)
+	assert.Equal(t, []any{"OK", int64(2), int64(0), int64(0)}, reply)
+	d, err := e.build.AccountDelivery(e.ctx, "w1", x.stream, x.id, x.unit)
+	require.NoError(t, err)
+	assert.Equal(t, queue.Delivery{DeliveryCount: 2}, d)
+	evs := e.events()
+	require.Len(t, evs, 2)
+	for _, ev := range evs {
+		assert.Equal(t, "delivered", ev["type"])
+		assert.EqualValues(t, 2, ev["delivery_count"])
+	}
+}
+
+// requireNothingWritten runs f and checks that it wrote nothing to e's
+// build: no key (guard keys included) changed or appeared, and no TTL was
+// renewed. Every key's TTL is first lowered to half the transitions' TTL,
+// which a renewal would raise again.
+func (e *env) requireNothingWritten(f func()) {
+	e.t.Helper()
+	const lowered = ttlMS / 2
+	id := strings.TrimSuffix(strings.TrimPrefix(e.keys.Meta, "hopper:{"), "}:meta")
+	l := &lifecycle{env: e, id: id}
+	keys, err := e.do("KEYS", "hopper:{"+id+"}:*").AsStrSlice()
+	require.NoError(e.t, err)
+	require.NotEmpty(e.t, keys, "no keys under build %s", id)
+	for _, key := range keys {
+		require.NoError(e.t, e.do("PEXPIRE", key, strconv.Itoa(lowered)).Error())
+	}
+	before := l.snapshot()
+	f()
+	require.Equal(e.t, before, l.snapshot(), "the build's keys changed")
+	for _, key := range keys {
+		require.LessOrEqual(e.t, l.pttl(key), int64(lowered), "TTL of %s renewed", key)
 	}
 }
 
@@ -109,7 +214,7 @@ func TestCorruptCauses(t *testing.T) {
 			// Checked before the fence: a stranger's call is CORRUPT too.
 			{"finalize", "nobody", ttl, string(x.stream), x.id, "7", x.unit, "passed", "1"},
 		} {
-			e.requireNoChange(func() {
+			e.requireNothingWritten(func() {
 				assert.Equal(t, []any{"CORRUPT"}, e.transition(argv...), "%v", argv)
 			})
 		}
@@ -132,14 +237,42 @@ func TestCorruptCauses(t *testing.T) {
 			{"abandoned", "w1", ttl, string(x.stream), x.id, "1", x.unit, "1"},
 			{"reclaim", "w2", ttl, "0", "3"}, // refused before ownership moves
 		} {
-			e.requireNoChange(func() {
+			e.requireNothingWritten(func() {
 				assert.Equal(t, []any{"CORRUPT"}, e.transition(argv...), "%v", argv)
 			})
 		}
 		// The fence comes first: a stale caller hears STALE, not CORRUPT.
 		assert.Equal(t, []any{"STALE"}, e.transition("finalize", "w2", ttl, string(x.stream), x.id, "1", x.unit, "passed", "1"))
-		_, err := e.build.Finalize(e.ctx, queue.Reservation{WorkerID: "w1", Stream: x.stream, EntryID: x.id, UnitID: x.unit, DeliveryCount: 1}, queue.Result{Outcome: "passed"}), error(nil)
-		_ = err
+
+		// The typed API refuses the same way, with ErrCorrupt.
+		r := queue.Reservation{WorkerID: "w1", Stream: x.stream, EntryID: x.id, UnitID: x.unit, UnitType: "file", DeliveryCount: 1}
+		for mode, call := range map[string]func() error{
+			"AccountDelivery": func() error {
+				_, err := e.build.AccountDelivery(e.ctx, r.WorkerID, r.Stream, r.EntryID, r.UnitID)
+				return err
+			},
+			"Finalize": func() error { return e.build.Finalize(e.ctx, r, queue.Result{Outcome: "passed", DurationMS: 1}) },
+			"Requeue": func() error {
+				_, err := e.build.Requeue(e.ctx, r, queue.Result{DurationMS: 1}, queue.Budgets{MaxRequeues: 1, RequeueTolerance: 1})
+				return err
+			},
+			"Abandon": func() error { return e.build.Abandon(e.ctx, r, 1) },
+			"Reclaim": func() error {
+				_, err := e.build.Reclaim(e.ctx, "w2", 0, 3)
+				return err
+			},
+		} {
+			e.requireNothingWritten(func() {
+				assert.ErrorIs(t, call(), queue.ErrCorrupt, mode)
+			})
+		}
+		stale := r
+		stale.WorkerID = "w2"
+		e.requireNothingWritten(func() {
+			err := e.build.Finalize(e.ctx, stale, queue.Result{Outcome: "passed", DurationMS: 1})
+			assert.ErrorIs(t, err, queue.ErrStale)
+			assert.NotErrorIs(t, err, queue.ErrCorrupt)
+		})
 	})
 }
 

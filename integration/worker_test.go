@@ -46,24 +46,12 @@ func TestBuildAllPass(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(f.out.String(), "ok "+u+"\n"), "output of %s", u)
 	}
 
-	r := f.report()
-	assert.Equal(t, report.VerdictPassed, r.Verdict, r.Headline)
-	assert.Equal(t, 0, r.ExitCode)
-	s := f.summary(r)
-	assert.Equal(t, "passed", s["verdict"])
-	assert.EqualValues(t, 12, s["total_units"])
-	assert.EqualValues(t, 12, s["finalized_count"])
-	assert.Equal(t, "package", s["unit_type"])
+	s, _ := f.requireReport(report.VerdictPassed, 0)
 	assert.Empty(t, s["failed"])
 	assert.Empty(t, s["flaky"])
 	assert.Empty(t, s["worker_errors"])
 	assert.Len(t, s["workers"], 4)
 	assert.Equal(t, f.suite.Fingerprint().Sum, s["fingerprint"])
-	cases := f.junit(r)
-	assert.Len(t, cases, 12)
-	for _, u := range f.suite.Units {
-		assert.Nil(t, cases[u].Failure, u)
-	}
 }
 
 func TestBuildHardFailure(t *testing.T) {
@@ -93,10 +81,7 @@ func TestBuildHardFailure(t *testing.T) {
 			assert.EqualValues(t, 1, attempts.Load())
 			assert.Equal(t, 1, strings.Count(f.out.String(), "FAIL "+bad+"\n"), "the failure is printed once")
 
-			r := f.report()
-			assert.Equal(t, report.VerdictFailed, r.Verdict)
-			assert.Equal(t, 1, r.ExitCode)
-			s := f.summary(r)
+			s, cases := f.requireReport(report.VerdictFailed, 1)
 			failed := s["failed"].([]any)
 			require.Len(t, failed, 1)
 			fu := failed[0].(map[string]any)
@@ -106,9 +91,7 @@ func TestBuildHardFailure(t *testing.T) {
 			errsJSON := fu["errors"].([]any)
 			require.Len(t, errsJSON, 1)
 			assert.Equal(t, "want 1, got 2", errsJSON[0].(map[string]any)["message"])
-			cases := f.junit(r)
 			require.NotNil(t, cases[bad].Failure)
-			assert.Contains(t, cases[bad].Failure.Message, tt.wantReason)
 			assert.Contains(t, cases[bad].Failure.Message, "want 1, got 2")
 		})
 	}
@@ -138,12 +121,11 @@ func TestBuildFlakyUnitPassesOnRetry(t *testing.T) {
 	require.Len(t, requeued, 1)
 	assert.Equal(t, flaky, requeued[0]["unit_id"])
 
-	r := f.report()
-	assert.Equal(t, report.VerdictPassed, r.Verdict, r.Headline)
-	s := f.summary(r)
+	s, cases := f.requireReport(report.VerdictPassed, 0)
+	assert.Empty(t, s["failed"])
 	assert.Equal(t, []any{flaky}, s["flaky"])
 	assert.Equal(t, map[string]any{flaky: float64(1)}, s["retry_counts"])
-	assert.Contains(t, f.junit(r)[flaky].SystemOut, "flaky")
+	assert.Contains(t, cases[flaky].SystemOut, "flaky: passed after 1 retries")
 }
 
 // Only ceil(10 units x 0.1) = 1 unit may enter retry: of two units that
@@ -163,10 +145,7 @@ func TestBuildRetryToleranceExhausted(t *testing.T) {
 	}
 	f.requireFinalizedOnce()
 
-	r := f.report()
-	assert.Equal(t, report.VerdictFailed, r.Verdict)
-	assert.Equal(t, 1, r.ExitCode)
-	s := f.summary(r)
+	s, cases := f.requireReport(report.VerdictFailed, 1)
 	failed := s["failed"].([]any)
 	flakyList := s["flaky"].([]any)
 	require.Len(t, failed, 1)
@@ -177,6 +156,10 @@ func TestBuildRetryToleranceExhausted(t *testing.T) {
 	assert.NotEqual(t, lost["unit_id"], flakyList[0])
 	assert.Equal(t, events.ReasonRetryBudgetExhausted, lost["reason"])
 	assert.Equal(t, "1", f.hash(f.keys.Meta)["requeued_units_count"])
+	if c := cases[lost["unit_id"].(string)]; assert.NotNil(t, c.Failure) {
+		assert.Contains(t, c.Failure.Message, "flake")
+	}
+	assert.Contains(t, cases[flakyList[0].(string)].SystemOut, "flaky: passed after 1 retries")
 }
 
 // A unit that runs past MaxUnitDuration is recorded abandoned and its hold
@@ -217,12 +200,13 @@ func TestBuildUnitExceedsMaxUnitDuration(t *testing.T) {
 	assert.Equal(t, abandoned[0]["worker_id"], reclaimed[0]["previous_worker_id"])
 	assert.NotEqual(t, abandoned[0]["worker_id"], reclaimed[0]["worker_id"])
 
-	r := f.report()
-	assert.Equal(t, report.VerdictPassed, r.Verdict, r.Headline)
-	s := f.summary(r)
+	s, cases := f.requireReport(report.VerdictPassed, 0)
+	assert.Empty(t, s["failed"])
 	assert.Equal(t, []any{"slow"}, s["abandoned"])
 	assert.Equal(t, map[string]any{"slow": float64(1)}, s["reclaim_counts"])
 	assert.Empty(t, s["flaky"], "a reclaim never makes a unit flaky")
+	assert.Contains(t, cases["slow"].SystemOut, "abandoned: an attempt exceeded --max-unit-duration")
+	assert.Contains(t, cases["slow"].SystemOut, "reclaimed 1 time(s)")
 }
 
 // A worker stopped mid-unit leaves the unit pending; another worker reclaims
@@ -260,11 +244,11 @@ func TestBuildWorkerStopsMidUnit(t *testing.T) {
 		assert.Equal(t, "ci-b", ev["worker_id"])
 	}
 
-	r := f.report()
-	assert.Equal(t, report.VerdictPassed, r.Verdict, r.Headline)
-	s := f.summary(r)
+	s, cases := f.requireReport(report.VerdictPassed, 0)
 	assert.Equal(t, map[string]any{"held": float64(1)}, s["reclaim_counts"])
-	assert.Equal(t, 0, len(s["failed"].([]any)))
+	assert.Empty(t, s["failed"])
+	assert.Empty(t, s["abandoned"], "a stopped worker abandons nothing")
+	assert.Contains(t, cases["held"].SystemOut, "reclaimed 1 time(s)")
 }
 
 // A result whose reservation was reclaimed while it ran is discarded and
@@ -300,7 +284,8 @@ func TestBuildStaleResultDiscarded(t *testing.T) {
 		"operation": "finalize", "stream": "units", "entry_id": r.EntryID, "delivery_count": float64(1),
 		"at_ms": stale[0]["at_ms"],
 	}, stale[0])
-	assert.EqualValues(t, 1, f.summary(f.report())["stale_rejections"])
+	s, _ := f.requireReport(report.VerdictPassed, 0)
+	assert.EqualValues(t, 1, s["stale_rejections"])
 }
 
 // A panicking Func fails its unit for good and is recorded (phase
@@ -323,11 +308,56 @@ func TestBuildFuncPanics(t *testing.T) {
 	assert.Contains(t, werrs[0]["message"], "nil map")
 	assert.NotEmpty(t, werrs[0]["backtrace"])
 
-	r := f.report()
-	assert.Equal(t, report.VerdictFailed, r.Verdict)
-	failed := f.summary(r)["failed"].([]any)
+	s, _ := f.requireReport(report.VerdictFailed, 1)
+	failed := s["failed"].([]any)
 	require.Len(t, failed, 1)
+	assert.Equal(t, "boom", failed[0].(map[string]any)["unit_id"])
 	assert.Equal(t, events.ReasonTestFailure, failed[0].(map[string]any)["reason"])
+}
+
+// requireReport reads the build's report, as the report command would once
+// the workers are done, and checks what every finished build must show: the
+// verdict and exit code, in the report and in its JSON summary; the
+// summary's totals, every unit finalized; and a JUnit file with one case
+// per unit, no <error>, and a <failure> naming its reason for exactly the
+// units the summary lists as failed. It returns the summary and the JUnit
+// cases, by unit, for the scenario's own checks.
+func (f *fleet) requireReport(verdict report.Verdict, exitCode int) (map[string]any, map[string]junitCase) {
+	f.t.Helper()
+	r := f.report()
+	require.Equal(f.t, verdict, r.Verdict, r.Headline)
+	assert.Equal(f.t, exitCode, r.ExitCode, "report exit code")
+	n := len(f.suite.Units)
+	s := f.summary(r)
+	assert.Equal(f.t, string(verdict), s["verdict"], "summary verdict")
+	assert.EqualValues(f.t, exitCode, s["exit_code"], "summary exit_code")
+	assert.EqualValues(f.t, n, s["total_units"])
+	assert.EqualValues(f.t, n, s["finalized_count"])
+	assert.Equal(f.t, f.suite.UnitType, s["unit_type"])
+	assert.Empty(f.t, s["never_finalized"])
+	reasons := map[string]string{}
+	for _, u := range s["failed"].([]any) {
+		fu := u.(map[string]any)
+		reason, _ := fu["reason"].(string)
+		reasons[fu["unit_id"].(string)] = reason
+	}
+	cases := f.junit(r)
+	assert.Len(f.t, cases, n, "JUnit cases: one per unit, no other")
+	for _, u := range f.suite.Units {
+		c, ok := cases[u]
+		if !assert.True(f.t, ok, "no JUnit case for %s", u) {
+			continue
+		}
+		assert.Nil(f.t, c.Error, "JUnit <error> for %s", u)
+		reason, failed := reasons[u]
+		if !failed {
+			assert.Nil(f.t, c.Failure, "JUnit <failure> for %s, which passed", u)
+		} else if assert.NotNil(f.t, c.Failure, "no JUnit <failure> for %s, which failed", u) {
+			assert.NotEmpty(f.t, reason, "reason of %s", u)
+			assert.Contains(f.t, c.Failure.Message, reason)
+		}
+	}
+	return s, cases
 }
 
 // The build's state going missing under a worker is corruption: recorded

@@ -281,6 +281,21 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			return nil, err
 		}
 
+		// bare sends consumer creations that are all a reclaim writes
+		// without a commit: they are idempotent, so they need no guard and
+		// no commit token, and the worker's guard is left as it was.
+		bare := func(writes rueidis.Commands) (rueidis.Commands, error) {
+			if len(writes) == 0 || len(writes) != len(consumers) {
+				return writes, nil
+			}
+			for _, r := range c.DoMulti(ctx, writes...) {
+				if err := r.Error(); err != nil {
+					return nil, err
+				}
+			}
+			return nil, nil
+		}
+
 		// Replay the reference's reclaim on what was read.
 		var writes rueidis.Commands
 		for i, sc := range scans {
@@ -289,7 +304,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 				if _, ok := states[w.cand.id]; !ok {
 					// Refused before ownership moves; earlier streams' drops stand.
 					corrupt = fmt.Errorf("%w: unit_state of %q is missing (reclaim of %s %s)", ErrCorrupt, w.cand.id, sc.stream, sc.cand.EntryID)
-					return writes, nil
+					return bare(writes)
 				}
 			}
 			writes = createConsumer(writes, sc.stream) // the reference's XAUTOCLAIM of this stream
@@ -359,7 +374,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 				b.touchWorker(c, worker, rec, now, setCurrent(f.id), 0))
 			return b.renew(c, writes), nil
 		}
-		return writes, nil // nothing claimed: at most deleted entries dropped
+		return bare(writes) // nothing claimed: at most deleted entries dropped
 	})
 	if err != nil {
 		return Reclaimed{}, err

@@ -50,10 +50,6 @@ func checkBuildID(id string) error {
 	return nil
 }
 
-// CheckBuildID refuses a build id Open would refuse (empty, oversized, not
-// UTF-8, holding a brace), so that a caller can say so before it connects.
-func CheckBuildID(id string) error { return checkBuildID(id) }
-
 // CheckWorkerID refuses a worker id no transition would accept (empty,
 // oversized, not UTF-8), so that a caller can say so before it starts.
 func CheckWorkerID(id string) error { return checkID("worker id", id) }

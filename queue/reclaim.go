@@ -152,6 +152,21 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			}
 			return writes
 		}
+		// bare sends consumer creations that are all a reclaim writes
+		// without a commit: they are idempotent, so they need no guard and
+		// no commit token, and the worker's guard is left as it was.
+		bare := func(writes rueidis.Commands) (rueidis.Commands, error) {
+			if len(writes) == 0 || len(writes) != len(consumers) {
+				return writes, nil
+			}
+			for _, r := range c.DoMulti(ctx, writes...) {
+				if err := r.Error(); err != nil {
+					return nil, err
+				}
+			}
+			return nil, nil
+		}
+
 		looked := map[entryAt]bool{} // entries the second look ranges, and watches
 		anyCand := false
 		for _, sc := range scans {
@@ -165,17 +180,8 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			// and found nothing, which on some servers still leaves the
 			// worker a consumer of both groups. Creating a consumer twice
 			// does nothing, so no guard is needed.
-			creates := createConsumer(createConsumer(nil, StreamPriority), StreamUnits)
-			if len(creates) == 0 {
-				return nil, errUnwatched{nil}
-			}
-			for _, r := range c.DoMulti(ctx, creates...) {
-				if err := r.Error(); err != nil {
-					return nil, errUnwatched{err}
-				}
-			}
-			b.consumers.created(worker, consumers)
-			return nil, errUnwatched{nil}
+			_, err := bare(createConsumer(createConsumer(nil, StreamPriority), StreamUnits))
+			return nil, errUnwatched{err}
 		}
 		maxRaw, maxOK := optionalStringOK(first[1])
 		maxReclaims := budget.Frozen(maxRaw, maxOK, fallbackMax)
@@ -279,21 +285,6 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		states, err := b.unitStates(ctx, c, units)
 		if err != nil {
 			return nil, err
-		}
-
-		// bare sends consumer creations that are all a reclaim writes
-		// without a commit: they are idempotent, so they need no guard and
-		// no commit token, and the worker's guard is left as it was.
-		bare := func(writes rueidis.Commands) (rueidis.Commands, error) {
-			if len(writes) == 0 || len(writes) != len(consumers) {
-				return writes, nil
-			}
-			for _, r := range c.DoMulti(ctx, writes...) {
-				if err := r.Error(); err != nil {
-					return nil, err
-				}
-			}
-			return nil, nil
 		}
 
 		// Replay the reference's reclaim on what was read.

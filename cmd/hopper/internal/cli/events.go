@@ -17,14 +17,7 @@ func (a *app) events(args []string) error {
 	tf := addTargetFlags(f)
 	follow := f.Bool("follow")
 	f.fs.BoolFunc("f", "", func(string) error { *follow = true; return nil })
-	positional, command, err := f.Parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArguments(positional, command); err != nil {
-		return err
-	}
-	t, err := tf.resolve(f, a.env, true)
+	t, err := a.parseTarget(f, tf, args)
 	if err != nil {
 		return err
 	}

@@ -157,6 +157,19 @@ func oneLine(s string) string {
 }
 
 // noArguments refuses positional arguments and a command after "--".
+// parseTarget parses the flags of a command that takes nothing else (report,
+// status, events) and resolves the build and the Redis it is aimed at.
+func (a *app) parseTarget(f *flagSet, tf targetFlags, args []string) (target, error) {
+	positional, command, err := f.Parse(args)
+	if err != nil {
+		return target{}, err
+	}
+	if err := noArguments(positional, command); err != nil {
+		return target{}, err
+	}
+	return tf.resolve(f, a.env, true)
+}
+
 func noArguments(positional, command []string) error {
 	if len(positional) > 0 {
 		return usagef("unexpected argument %q", positional[0])

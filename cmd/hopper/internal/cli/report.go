@@ -16,14 +16,7 @@ func (a *app) report(args []string) error {
 	initTimeout := f.String("init-timeout", "300")
 	inactive := f.String("inactive-timeout", "300")
 	of := addOutputFlags(f)
-	positional, command, err := f.Parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArguments(positional, command); err != nil {
-		return err
-	}
-	t, err := tf.resolve(f, a.env, true)
+	t, err := a.parseTarget(f, tf, args)
 	if err != nil {
 		return err
 	}

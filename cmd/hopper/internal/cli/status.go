@@ -15,14 +15,7 @@ func (a *app) status(args []string) error {
 	tf := addTargetFlags(f)
 	once := f.Bool("once")
 	interval := f.String("interval", "1")
-	positional, command, err := f.Parse(args)
-	if err != nil {
-		return err
-	}
-	if err := noArguments(positional, command); err != nil {
-		return err
-	}
-	t, err := tf.resolve(f, a.env, true)
+	t, err := a.parseTarget(f, tf, args)
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hopper-queue/hopper/cmd/hopper/internal/live"
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/report"
 )
@@ -439,19 +440,11 @@ func niceStep(d time.Duration, n int) time.Duration {
 	return 24 * time.Hour
 }
 
+// fmtDuration is live.Duration, but in milliseconds below a second: a
+// timeline's short attempts would all read 0.0s.
 func fmtDuration(d time.Duration) string {
-	switch {
-	case d < 0:
-		d = 0
-		fallthrough
-	case d < time.Second:
-		return fmt.Sprintf("%dms", d.Milliseconds())
-	case d < 10*time.Second:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	if d < time.Second {
+		return fmt.Sprintf("%dms", max(d, 0).Milliseconds())
 	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	return live.Duration(d)
 }

@@ -224,14 +224,17 @@ func (rep *report) print(out io.Writer) {
 	fmt.Fprintf(tw, "side\t\t%s\treserve\t\n", strings.Join(modeNames[:], "\t"))
 	for _, side := range rep.sides {
 		p := rep.wire[side]
-		for i, what := range []string{"round trips", "commands"} {
-			v := p.roundTrips
-			if i == 1 {
+		for i, what := range []string{"round trips", "commands", "bytes sent"} {
+			v, format := p.roundTrips, "\t%.2f"
+			switch i {
+			case 1:
 				v = p.commands
+			case 2:
+				v, format = p.bytes, "\t%.0f"
 			}
 			fmt.Fprintf(tw, "%s\t%s", side, what)
 			for m := range nModes + 1 {
-				fmt.Fprintf(tw, "\t%.2f", v[m])
+				fmt.Fprintf(tw, format, v[m])
 			}
 			fmt.Fprintf(tw, "\t\n")
 		}

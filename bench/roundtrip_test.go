@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -30,6 +31,7 @@ type wireCounter struct {
 	mu         sync.Mutex
 	roundTrips [nModes + 1]int64 // [nModes]: reserve
 	commands   [nModes + 1]int64
+	bytes      [nModes + 1]int64 // RESP-encoded request bytes
 	sentTop    map[string]bool
 	sentNested map[string]bool
 }
@@ -50,6 +52,9 @@ func (w *wireCounter) record(inMulti *bool, cmds ...rueidis.Completed) {
 	}
 	w.roundTrips[m]++
 	w.commands[m] += int64(len(cmds))
+	for i := range cmds {
+		w.bytes[m] += respSize(cmds[i].Commands())
+	}
 	multi := false
 	if inMulti == nil {
 		inMulti = &multi
@@ -69,6 +74,16 @@ func (w *wireCounter) record(inMulti *bool, cmds ...rueidis.Completed) {
 			w.sentTop[name] = true
 		}
 	}
+}
+
+// respSize is the size of args as a RESP request: what the write costs on
+// the wire, and whether a round trip fits in one packet.
+func respSize(args []string) int64 {
+	n := int64(len(strconv.Itoa(len(args))) + 3)
+	for _, a := range args {
+		n += int64(len(strconv.Itoa(len(a)))+5) + int64(len(a))
+	}
+	return n
 }
 
 func (w *wireCounter) classifier(unseenNested bool) classifier {
@@ -123,8 +138,8 @@ func (c *countingDedicated) DoMulti(ctx context.Context, cmds ...rueidis.Complet
 // wireProfile is what one side sends per transition of each mode, and per
 // reserve.
 type wireProfile struct {
-	roundTrips, commands [nModes + 1]float64
-	class                classifier
+	roundTrips, commands, bytes [nModes + 1]float64
+	class                       classifier
 }
 
 // measureWire drains one small build with one worker through a counting
@@ -157,9 +172,11 @@ func measureWire(ctx context.Context, e *env, cfg config, sideName string, units
 	for m := range nModes {
 		p.roundTrips[m] = float64(wc.roundTrips[m]) / float64(want[m])
 		p.commands[m] = float64(wc.commands[m]) / float64(want[m])
+		p.bytes[m] = float64(wc.bytes[m]) / float64(want[m])
 	}
 	p.roundTrips[nModes] = float64(wc.roundTrips[nModes]) / float64(want[modeAccount])
 	p.commands[nModes] = float64(wc.commands[nModes]) / float64(want[modeAccount])
+	p.bytes[nModes] = float64(wc.bytes[nModes]) / float64(want[modeAccount])
 	// The script's own calls never cross the wire: anything commandstats
 	// shows that its client did not send ran inside EVALSHA.
 	p.class = wc.classifier(sideName == sideScript)

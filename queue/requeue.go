@@ -70,6 +70,11 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 	if err := caps.check(); err != nil {
 		return Requeued{}, err
 	}
+	if held, err := b.tail.take(ctx); err != nil {
+		return Requeued{}, err
+	} else if held {
+		defer b.tail.give()
+	}
 	tail := b.keys.tailGuard()
 	g := b.guardsOf(r)
 	err = b.commit(ctx, ModeRequeue, g.worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {

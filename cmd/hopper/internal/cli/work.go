@@ -125,16 +125,10 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 		fmt.Fprintf(cons.Err(), "%s: %d command(s) still running after %s; leaving them\n", a.name, a.sup.Running(), attemptsWait)
 	}
 
-	code, aborted := exitOK, false
 	seen := map[string]bool{}
 	for _, err := range errs {
-		switch c := worker.ExitCode(err); c {
-		case exitOK:
+		if err == nil {
 			continue
-		case exitAborted:
-			aborted = true
-		default:
-			code = exitInfrastructure
 		}
 		if a.interrupted() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			continue // the command says it once
@@ -145,8 +139,24 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 			fmt.Fprintf(cons.Err(), "%s: %s\n", a.name, msg)
 		}
 	}
-	if code == exitOK && aborted {
-		code = exitAborted
+	return slotsExitCode(errs)
+}
+
+// slotsExitCode is the exit code of worker slots that ended with errs
+// (SPEC section 11): 2 when any ended with anything but success or an
+// abort, else 4 when any aborted, else 0.
+func slotsExitCode(errs []error) int {
+	code := exitOK
+	for _, err := range errs {
+		switch worker.ExitCode(err) {
+		case exitOK:
+		case exitAborted:
+			if code == exitOK {
+				code = exitAborted
+			}
+		default:
+			return exitInfrastructure
+		}
 	}
 	return code
 }

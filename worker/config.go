@@ -50,7 +50,9 @@ type Config struct {
 
 	// Timeout is how long a unit's owner may stay silent before another
 	// worker reclaims it. The heartbeat runs every min(Timeout/3, 30 s).
-	// Default DefaultTimeout.
+	// It is also how long the worker rides out an unreachable Redis before
+	// it exits, finding out whether a commit whose reply was lost was
+	// applied included (queue.Options.ResolveWait). Default DefaultTimeout.
 	Timeout time.Duration
 	// MaxUnitDuration is how long one attempt may run before it is recorded
 	// abandoned; past MaxUnitDuration+Timeout the worker aborts. Default

@@ -50,7 +50,10 @@ func Run(ctx context.Context, client rueidis.Client, suite Suite, cfg Config, fn
 	if fn == nil {
 		return fmt.Errorf("%w: nil Func", ErrInvalidConfig)
 	}
-	build, err := queue.Open(client, cfg.BuildID, queue.Options{TTL: cfg.TTL})
+	// A worker rides out an unreachable Redis for up to Timeout, then exits
+	// (SPEC section 4): learning whether a commit whose reply was lost was
+	// applied is part of that ride, and must not keep it any longer.
+	build, err := queue.Open(client, cfg.BuildID, queue.Options{TTL: cfg.TTL, ResolveWait: cfg.Timeout})
 	if err != nil {
 		if errors.Is(err, queue.ErrInvalidArgument) {
 			return fmt.Errorf("%w: %w", ErrInvalidConfig, err)

@@ -83,7 +83,7 @@ type Build struct {
 	meter   *instruments
 
 	consumers *consumerPolicy // see consumer.go
-	tail      tailTurn        // see tailturn.go
+	requeues  requeuer        // see requeue_batch.go
 }
 
 // Open returns the build buildID on client, under the key layout of
@@ -108,7 +108,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, tail: newTailTurn(o.BackoffCeil)}, nil
+	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}}, nil
 }
 
 // Keys returns the build's key names.

@@ -42,14 +42,10 @@ func (b *Build) readHeld(ctx context.Context, c rueidis.DedicatedClient, r Reser
 		watch = append(watch, g.entry)
 	}
 	cmds := make(rueidis.Commands, 0, 6+len(extra))
-	cmds = append(cmds,
-		c.B().Watch().Key(watch...).Build(),
-		c.B().Exists().Key(k.Meta).Build(),
-		c.B().Xpending().Key(k.stream(r.Stream)).Group(Group).Start(r.EntryID).End(r.EntryID).Count(1).Build(),
-		c.B().Hget().Key(k.UnitState).Field(r.UnitID).Build(),
-		c.B().Hget().Key(k.Workers).Field(r.WorkerID).Build(),
-		c.B().Time().Build(),
-	)
+	reads := b.entryReads(c, r)
+	cmds = append(cmds, c.B().Watch().Key(watch...).Build(), c.B().Exists().Key(k.Meta).Build())
+	cmds = append(cmds, reads[:]...)
+	cmds = append(cmds, c.B().Time().Build())
 	cmds = append(cmds, extra...)
 	res := c.DoMulti(ctx, cmds...)
 	var h held
@@ -64,28 +60,46 @@ func (b *Build) readHeld(ctx context.Context, c rueidis.DedicatedClient, r Reser
 	if h.metaExists = n == 1; !h.metaExists {
 		return h, nil // CORRUPT comes before anything else
 	}
-	if h.row, h.pending, err = pendingRow(res[2]); err != nil {
-		return h, fmt.Errorf("queue: XPENDING %s %s: %w", k.stream(r.Stream), r.EntryID, err)
-	}
-	raw, found, err := optionalString(res[3])
-	if err != nil {
-		return h, err
-	}
-	if found {
-		if h.state, err = budget.DecodeState([]byte(raw)); err != nil {
-			return h, err
-		}
-		h.hasState = true
-	}
-	raw, found, err = optionalString(res[4])
-	if err != nil {
-		return h, err
-	}
-	if h.worker, err = parseWorkerRecord(raw, found); err != nil {
+	if err := h.parseEntry(k, r, res[2], res[3], res[4]); err != nil {
 		return h, err
 	}
 	h.now, err = nowMS(res[5])
 	return h, err
+}
+
+// parseEntry fills in what a fenced transition reads of one reservation:
+// the entry's pending row, the unit's state and the worker's record.
+func (h *held) parseEntry(k Keys, r Reservation, pending, state, worker rueidis.RedisResult) error {
+	var err error
+	if h.row, h.pending, err = pendingRow(pending); err != nil {
+		return fmt.Errorf("queue: XPENDING %s %s: %w", k.stream(r.Stream), r.EntryID, err)
+	}
+	raw, found, err := optionalString(state)
+	if err != nil {
+		return err
+	}
+	if found {
+		if h.state, err = budget.DecodeState([]byte(raw)); err != nil {
+			return err
+		}
+		h.hasState = true
+	}
+	raw, found, err = optionalString(worker)
+	if err != nil {
+		return err
+	}
+	h.worker, err = parseWorkerRecord(raw, found)
+	return err
+}
+
+// entryReads are the reads parseEntry takes, in its order.
+func (b *Build) entryReads(c rueidis.DedicatedClient, r Reservation) [3]rueidis.Completed {
+	k := b.keys
+	return [3]rueidis.Completed{
+		c.B().Xpending().Key(k.stream(r.Stream)).Group(Group).Start(r.EntryID).End(r.EntryID).Count(1).Build(),
+		c.B().Hget().Key(k.UnitState).Field(r.UnitID).Build(),
+		c.B().Hget().Key(k.Workers).Field(r.WorkerID).Build(),
+	}
 }
 
 // pendingRows parses an extended XPENDING reply: [id, consumer, idle, count]...

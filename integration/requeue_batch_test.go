@@ -1,0 +1,272 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/queue"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+// Requeues of one Build take turns before they reach Redis, and those that
+// wait commit together (queue/requeue_batch.go), so the workers of one
+// process never abort one another on the tail guard; requeues of two Builds
+// (two processes) still race, and the guard keeps them correct.
+func TestRequeuesTakeTurns(t *testing.T) {
+	const workers, rounds = 8, 8
+	for _, builds := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d builds", builds), func(t *testing.T) {
+			e := newEnv(t)
+			units := make([]string, workers*rounds)
+			for i := range units {
+				units[i] = fmt.Sprintf("u%03d", i)
+			}
+			e.publish(units, map[string]string{"max_requeues": "1", "requeue_tolerance": "1"})
+			reader := sdkmetric.NewManualReader()
+			mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+			open := make([]*queue.Build, builds)
+			for i := range open {
+				b, err := queue.OpenKeys(e.client, e.keys, queue.Options{TTL: ttlMS * time.Millisecond, MeterProvider: mp})
+				require.NoError(t, err)
+				open[i] = b
+			}
+			// Every unit is held before the first requeue: a requeued unit
+			// would otherwise be read again from the priority stream.
+			all := make([][]queue.Reservation, rounds)
+			for r := range all {
+				all[r] = make([]queue.Reservation, workers)
+				for w := range all[r] {
+					all[r][w] = e.reservation(fmt.Sprintf("w%02d-%d", w, r))
+				}
+			}
+			newIDs := map[string]bool{}
+			for _, held := range all {
+				start := make(chan struct{})
+				out := make([]queue.Requeued, workers)
+				errs := make([]error, workers)
+				var wg sync.WaitGroup
+				for w := range held {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						out[w], errs[w] = open[w%builds].Requeue(e.ctx, held[w],
+							queue.Result{DurationMS: 1, FailureSummary: "1 failure"}, queue.Budgets{MaxRequeues: 1, RequeueTolerance: 1})
+					}()
+				}
+				close(start)
+				wg.Wait()
+				for w := range held {
+					require.NoError(t, errs[w], held[w].UnitID)
+					require.True(t, out[w].Requeued, held[w].UnitID)
+					require.False(t, newIDs[out[w].NewEntryID], "new entry id %s given twice", out[w].NewEntryID)
+					newIDs[out[w].NewEntryID] = true
+				}
+			}
+			require.Equal(t, fmt.Sprint(workers*rounds), e.hash(e.keys.Meta)["requeued_units_count"])
+			n, err := e.admin.Do(e.ctx, e.admin.B().Xlen().Key(e.keys.Priority).Build()).AsInt64()
+			require.NoError(t, err)
+			require.EqualValues(t, workers*rounds, n)
+
+			aborts := requeueAborts(t, reader)
+			t.Logf("%d concurrent requeues over %d Builds: %d aborts", workers*rounds, builds, aborts)
+			if builds == 1 {
+				require.Zero(t, aborts, "requeues of one Build aborted one another")
+			}
+		})
+	}
+}
+
+// requeueAborts sums hopper.transaction.aborts of mode requeue.
+func requeueAborts(t *testing.T, reader *sdkmetric.ManualReader) int64 {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	var n int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			data, ok := m.Data.(metricdata.Sum[int64])
+			if !ok || m.Name != "hopper.transaction.aborts" {
+				continue
+			}
+			for _, dp := range data.DataPoints {
+				if mode, _ := dp.Attributes.Value("mode"); mode.AsString() == queue.ModeRequeue {
+					n += dp.Value
+				}
+			}
+		}
+	}
+	return n
+}
+
+// execProxy forwards a client's connections to Redis and counts the EXECs
+// they send; when armed, it holds the first EXEC back for a while, so that
+// the requeues arriving meanwhile queue up behind it.
+type execProxy struct {
+	*tcpProxy
+	hold  time.Duration
+	armed atomic.Bool
+	held  chan struct{} // closed when the held EXEC arrives
+	execs atomic.Int32
+}
+
+func newExecProxy(t testing.TB, hold time.Duration) *execProxy {
+	t.Helper()
+	p := &execProxy{hold: hold, held: make(chan struct{})}
+	p.tcpProxy = newTCPProxy(t, srv.Addr(), func(down, up net.Conn) {
+		go func() { _, _ = io.Copy(down, up); down.Close() }()
+		go func() {
+			defer up.Close()
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := down.Read(buf)
+				if n > 0 {
+					chunk := buf[:n]
+					if k := bytes.Count(chunk, []byte("EXEC\r\n")); k > 0 {
+						p.execs.Add(int32(k))
+						if p.armed.CompareAndSwap(true, false) {
+							close(p.held)
+							time.Sleep(p.hold)
+						}
+					}
+					if _, werr := up.Write(chunk); werr != nil {
+						return
+					}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
+	})
+	return p
+}
+
+// Requeues that arrive while one commits wait, then commit together in one
+// transaction, each with its own outcome: the build's tolerance is spent in
+// arrival order across the batch, a lost reservation is refused alone, and
+// two requeues of one worker never share a transaction (each is decided on
+// the worker's record as read).
+func TestRequeueBatch(t *testing.T) {
+	const n = 16
+	e := newEnv(t)
+	units := make([]string, n)
+	for i := range units {
+		units[i] = fmt.Sprintf("u%02d", i)
+	}
+	// 16 units, tolerance 0.25: 4 may enter retry.
+	e.publish(units, map[string]string{"max_requeues": "1", "requeue_tolerance": "0.25"})
+	proxy := newExecProxy(t, 500*time.Millisecond)
+	b, err := queue.OpenKeys(proxy.client(t), e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
+	require.NoError(t, err)
+
+	held := make([]queue.Reservation, n)
+	for i := range held {
+		worker := fmt.Sprintf("w%02d", i)
+		if i == n-1 {
+			worker = "w01" // a second reservation of w01
+		}
+		held[i] = e.reservation(worker)
+	}
+	stale := held[5]
+	require.NoError(t, e.build.Finalize(e.ctx, stale, queue.Result{Outcome: events.OutcomePassed}))
+	execsBefore := proxy.execs.Load()
+
+	out := make([]queue.Requeued, n)
+	errs := make([]error, n)
+	requeue := func(i int) {
+		out[i], errs[i] = b.Requeue(e.ctx, held[i], queue.Result{DurationMS: 1, FailureSummary: "1 failure"},
+			queue.Budgets{MaxRequeues: 1, RequeueTolerance: 0.25})
+	}
+	proxy.armed.Store(true)
+	var wg sync.WaitGroup
+	wg.Go(func() { requeue(0) })
+	<-proxy.held // the first commit is on its way, and held
+	for i := 1; i < n; i++ {
+		wg.Go(func() { requeue(i) })
+		time.Sleep(5 * time.Millisecond) // arriving in order
+	}
+	wg.Wait()
+
+	// The first alone; then one batch of the 14 others that fit together;
+	// then the second requeue of w01, which could not share w01's batch.
+	assert.EqualValues(t, 3, proxy.execs.Load()-execsBefore, "commits of the 16 requeues")
+	requeued := 0
+	for i := range held {
+		if i == 5 {
+			require.ErrorIs(t, errs[i], queue.ErrStale, "the reservation finalized before")
+			continue
+		}
+		require.NoError(t, errs[i], held[i].UnitID)
+		if out[i].Requeued {
+			requeued++
+		}
+		// Tolerance is spent in arrival order: the first four to ask.
+		assert.Equal(t, i < 4, out[i].Requeued, "%s (requeue %d)", held[i].UnitID, i)
+	}
+	assert.Equal(t, 4, requeued)
+	meta := e.hash(e.keys.Meta)
+	assert.Equal(t, "4", meta["requeued_units_count"])
+	assert.Equal(t, fmt.Sprint(1+n-1-4), meta["finalized_count"], "the stale one's finalize, and the 11 past the tolerance")
+	assert.EqualValues(t, 2, e.worker("w01")["processed"], "both requeues of w01 counted")
+
+	// The log reads as the requeues one after another.
+	var ids []string
+	for _, ev := range e.events() {
+		if ev["type"] == "requeued" {
+			ids = append(ids, ev["new_entry_id"].(string))
+		}
+	}
+	require.Len(t, ids, 4)
+	for i := 1; i < len(ids); i++ {
+		assert.True(t, entryIDLess(ids[i-1], ids[i]), "new entry ids in order: %v", ids)
+	}
+}
+
+// A requeue waiting for its turn whose caller gives up leaves the queue with
+// the caller's error and writes nothing.
+func TestRequeueWaitingIsCancelled(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1", "u2"}, map[string]string{"max_requeues": "1", "requeue_tolerance": "1"})
+	proxy := newExecProxy(t, 500*time.Millisecond)
+	b, err := queue.OpenKeys(proxy.client(t), e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
+	require.NoError(t, err)
+	first, second := e.reservation("w1"), e.reservation("w2")
+	proxy.armed.Store(true)
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Requeue(e.ctx, first, queue.Result{DurationMS: 1}, queue.Budgets{MaxRequeues: 1, RequeueTolerance: 1})
+		done <- err
+	}()
+	<-proxy.held
+	ctx, cancel := context.WithTimeout(e.ctx, 100*time.Millisecond)
+	defer cancel()
+	_, err = b.Requeue(ctx, second, queue.Result{DurationMS: 1}, queue.Budgets{MaxRequeues: 1, RequeueTolerance: 1})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, <-done)
+	assert.Equal(t, "1", e.hash(e.keys.Meta)["requeued_units_count"], "only the first requeue was written")
+	var stillPending bool
+	for _, row := range e.pending(e.keys.Units) {
+		stillPending = stillPending || row.ID == second.EntryID && row.Consumer == "w2"
+	}
+	assert.True(t, stillPending, "the second reservation is still w2's")
+}
+
+// entryIDLess orders two stream entry ids.
+func entryIDLess(a, b string) bool {
+	var am, as, bm, bs uint64
+	_, err1 := fmt.Sscanf(a, "%d-%d", &am, &as)
+	_, err2 := fmt.Sscanf(b, "%d-%d", &bm, &bs)
+	return err1 == nil && err2 == nil && (am < bm || am == bm && as < bs)
+}

@@ -111,19 +111,20 @@ func requeueAborts(t *testing.T, reader *sdkmetric.ManualReader) int64 {
 }
 
 // execProxy forwards a client's connections to Redis and counts the EXECs
-// they send; when armed, it holds the first EXEC back for a while, so that
-// the requeues arriving meanwhile queue up behind it.
+// they send; when armed with n, it holds the next n EXECs back for a while
+// (each on its own connection), so that the transitions arriving meanwhile
+// queue up behind them.
 type execProxy struct {
 	*tcpProxy
 	hold  time.Duration
-	armed atomic.Bool
-	held  chan struct{} // closed when the held EXEC arrives
+	armed atomic.Int32  // EXECs still to hold
+	held  chan struct{} // receives once per held EXEC
 	execs atomic.Int32
 }
 
 func newExecProxy(t testing.TB, hold time.Duration) *execProxy {
 	t.Helper()
-	p := &execProxy{hold: hold, held: make(chan struct{})}
+	p := &execProxy{hold: hold, held: make(chan struct{}, 64)}
 	p.tcpProxy = newTCPProxy(t, srv.Addr(), func(down, up net.Conn) {
 		go func() { _, _ = io.Copy(down, up); down.Close() }()
 		go func() {
@@ -135,8 +136,8 @@ func newExecProxy(t testing.TB, hold time.Duration) *execProxy {
 					chunk := buf[:n]
 					if k := bytes.Count(chunk, []byte("EXEC\r\n")); k > 0 {
 						p.execs.Add(int32(k))
-						if p.armed.CompareAndSwap(true, false) {
-							close(p.held)
+						if p.armed.Add(-1) >= 0 {
+							p.held <- struct{}{}
 							time.Sleep(p.hold)
 						}
 					}
@@ -189,7 +190,7 @@ func TestRequeueBatch(t *testing.T) {
 		out[i], errs[i] = b.Requeue(e.ctx, held[i], queue.Result{DurationMS: 1, FailureSummary: "1 failure"},
 			queue.Budgets{MaxRequeues: 1, RequeueTolerance: 0.25})
 	}
-	proxy.armed.Store(true)
+	proxy.armed.Store(1)
 	var wg sync.WaitGroup
 	wg.Go(func() { requeue(0) })
 	<-proxy.held // the first commit is on its way, and held
@@ -243,7 +244,7 @@ func TestRequeueWaitingIsCancelled(t *testing.T) {
 	b, err := queue.OpenKeys(proxy.client(t), e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
 	require.NoError(t, err)
 	first, second := e.reservation("w1"), e.reservation("w2")
-	proxy.armed.Store(true)
+	proxy.armed.Store(1)
 	done := make(chan error, 1)
 	go func() {
 		_, err := b.Requeue(e.ctx, first, queue.Result{DurationMS: 1}, queue.Budgets{MaxRequeues: 1, RequeueTolerance: 1})
@@ -269,4 +270,87 @@ func entryIDLess(a, b string) bool {
 	_, err1 := fmt.Sscanf(a, "%d-%d", &am, &as)
 	_, err2 := fmt.Sscanf(b, "%d-%d", &bm, &bs)
 	return err1 == nil && err2 == nil && (am < bm || am == bm && as < bs)
+}
+
+// Fenced transitions of every mode batch alike: with every lane of a Build
+// held up (four transactions in flight), the transitions arriving meanwhile
+// wait, then share one transaction, each with its own outcome; a stale one
+// is refused alone, and a second transition of a worker already in the batch
+// waits for the next.
+func TestFencedBatch(t *testing.T) {
+	const n = 11
+	e := newEnv(t)
+	units := make([]string, n)
+	for i := range units {
+		units[i] = fmt.Sprintf("u%02d", i)
+	}
+	e.publish(units, nil)
+	proxy := newExecProxy(t, 500*time.Millisecond)
+	b, err := queue.OpenKeys(proxy.client(t), e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
+	require.NoError(t, err)
+	held := make([]queue.Reservation, n)
+	for i := range held {
+		held[i] = e.reservation(fmt.Sprintf("w%02d", i))
+	}
+	stale := held[7]
+	require.NoError(t, e.build.Finalize(e.ctx, stale, queue.Result{Outcome: events.OutcomePassed}))
+	before := proxy.execs.Load()
+
+	// Four heartbeats hold the four lanes.
+	proxy.armed.Store(4)
+	var wg sync.WaitGroup
+	blockers := make([]error, 4)
+	for i := range blockers {
+		wg.Go(func() { blockers[i] = b.Heartbeat(e.ctx, held[i]) })
+	}
+	for range 4 {
+		<-proxy.held
+	}
+	pass := queue.Result{Outcome: events.OutcomePassed, DurationMS: 2}
+	ops := []struct {
+		name string
+		run  func() error
+	}{
+		{"heartbeat w04", func() error { return b.Heartbeat(e.ctx, held[4]) }},
+		{"finalize w05", func() error { return b.Finalize(e.ctx, held[5], pass) }},
+		{"abandon w06", func() error { return b.Abandon(e.ctx, held[6], 99) }},
+		{"finalize w07 (stale)", func() error { return b.Finalize(e.ctx, stale, pass) }},
+		{"heartbeat w08", func() error { return b.Heartbeat(e.ctx, held[8]) }},
+		{"finalize w09", func() error { return b.Finalize(e.ctx, held[9], pass) }},
+		{"finalize w04", func() error { return b.Finalize(e.ctx, held[4], pass) }},
+		{"requeue w10", func() error {
+			_, err := b.Requeue(e.ctx, held[10], queue.Result{DurationMS: 1}, queue.Budgets{MaxRequeues: 1, RequeueTolerance: 1})
+			return err
+		}},
+	}
+	errs := make([]error, len(ops))
+	for i, op := range ops {
+		wg.Go(func() { errs[i] = op.run() })
+		time.Sleep(5 * time.Millisecond) // arriving in order
+	}
+	wg.Wait()
+
+	for i, err := range blockers {
+		require.NoError(t, err, "blocker %d", i)
+	}
+	for i, op := range ops {
+		if i == 3 {
+			require.ErrorIs(t, errs[i], queue.ErrStale, op.name)
+		} else {
+			require.NoError(t, errs[i], op.name)
+		}
+	}
+	// The four held; then one batch of w04..w10 but the second of w04; then
+	// that one.
+	assert.EqualValues(t, 6, proxy.execs.Load()-before, "commits")
+	meta := e.hash(e.keys.Meta)
+	// w07 before; then w05, w09, w04, and w10, whose requeue is past the
+	// build's max_requeues of 0.
+	assert.Equal(t, "5", meta["finalized_count"])
+	types := map[string]int{}
+	for _, ev := range e.events() {
+		types[ev["type"].(string)]++
+	}
+	assert.Equal(t, map[string]int{"delivered": n, "finalized": 5, "abandoned": 1}, types)
+	assert.EqualValues(t, 1, e.worker("w04")["processed"], "w04 heartbeated, then finalized")
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/hopper-queue/hopper/events"
-	"github.com/hopper-queue/hopper/fence"
 	"github.com/redis/rueidis"
 )
 
@@ -22,23 +21,17 @@ func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) (
 	if math.IsNaN(elapsedMS) || math.IsInf(elapsedMS, 0) || elapsedMS < 0 {
 		return errInvalid("elapsed %v ms is not a non-negative number", elapsedMS)
 	}
-	g := b.guardsOf(r)
-	return b.commit(ctx, ModeAbandoned, g.worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
-		h, err := b.readHeld(ctx, c, r, g, nil)
-		if err != nil {
-			return nil, err
-		}
-		if err := h.settled(r, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount}); err != nil {
+	return b.fenced(ctx, ModeAbandoned, r, false, func(c rueidis.DedicatedClient, h held, _ *tailState, _ string) (rueidis.Commands, error) {
+		if err := holding(r, h); err != nil {
 			return nil, err
 		}
 		ev, err := events.Abandoned{Head: head(r, h), ElapsedMS: elapsedMS, Stream: string(r.Stream), EntryID: r.EntryID}.Encode()
 		if err != nil {
 			return nil, err
 		}
-		cmds := rueidis.Commands{
+		return rueidis.Commands{
 			b.appendEvent(c, ev),
 			b.touchWorker(c, r.WorkerID, h.worker, h.now, keepCurrent, 0),
-		}
-		return b.renew(c, cmds), nil
+		}, nil
 	})
 }

@@ -32,12 +32,7 @@ func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Strea
 		return Delivery{}, err
 	}
 	var d Delivery
-	g := b.guardsOf(r)
-	err = b.commit(ctx, ModeDeliveryAccounting, g.worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
-		h, err := b.readHeld(ctx, c, r, g, nil)
-		if err != nil {
-			return nil, err
-		}
+	err = b.fenced(ctx, ModeDeliveryAccounting, r, false, func(c rueidis.DedicatedClient, h held, _ *tailState, _ string) (rueidis.Commands, error) {
 		if err := h.settled(r, fence.Expect{Owner: worker}); err != nil {
 			return nil, err
 		}
@@ -49,13 +44,15 @@ func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Strea
 			return nil, err
 		}
 		d = Delivery{DeliveryCount: h.row.DeliveryCount, RetryIndex: h.state.RetryIndex, ReclaimCount: h.state.ReclaimCount}
-		cmds := rueidis.Commands{
+		return rueidis.Commands{
 			b.appendEvent(c, ev),
 			b.touchWorker(c, worker, h.worker, h.now, setCurrent(unitID), 0),
-		}
-		return b.renew(c, cmds), nil
+		}, nil
 	})
-	return d, err
+	if err != nil {
+		return Delivery{}, err
+	}
+	return d, nil
 }
 
 // settled applies the checks every fenced transition makes, in the

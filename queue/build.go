@@ -83,7 +83,7 @@ type Build struct {
 	meter   *instruments
 
 	consumers *consumerPolicy // see consumer.go
-	requeues  requeuer        // see requeue_batch.go
+	batches   batcher         // see batch.go
 }
 
 // Open returns the build buildID on client, under the key layout of

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hopper-queue/hopper/events"
-	"github.com/hopper-queue/hopper/fence"
 	"github.com/redis/rueidis"
 )
 
@@ -54,12 +53,8 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 		return err
 	}
 	g := b.guardsOf(r)
-	return b.commit(ctx, ModeFinalize, g.worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
-		h, err := b.readHeld(ctx, c, r, g, nil)
-		if err != nil {
-			return nil, err
-		}
-		if err := h.settled(r, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount}); err != nil {
+	return b.fenced(ctx, ModeFinalize, r, false, func(c rueidis.DedicatedClient, h held, _ *tailState, token string) (rueidis.Commands, error) {
+		if err := holding(r, h); err != nil {
 			return nil, err
 		}
 		ev, err := events.Finalized{
@@ -71,8 +66,7 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 			return nil, err
 		}
 		cmds := b.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, nil)
-		cmds = append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1))
-		return b.renew(c, cmds), nil
+		return append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
 	})
 }
 

@@ -21,18 +21,14 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 		return err
 	}
 	g := b.guardsOf(r)
-	return b.commit(ctx, ModeHeartbeat, g.worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
-		h, err := b.readHeld(ctx, c, r, g, nil)
-		if err != nil {
-			return nil, err
-		}
+	return b.fenced(ctx, ModeHeartbeat, r, false, func(c rueidis.DedicatedClient, h held, _ *tailState, token string) (rueidis.Commands, error) {
 		if !h.metaExists {
 			return nil, fmt.Errorf("%w: meta is missing (unit %q)", ErrCorrupt, r.UnitID)
 		}
 		if !fence.Holds(h.row, h.pending, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount}) {
 			return nil, fmt.Errorf("%w: %s %s is not held by %q at delivery %d", ErrStale, r.Stream, r.EntryID, r.WorkerID, r.DeliveryCount)
 		}
-		cmds := rueidis.Commands{
+		return rueidis.Commands{
 			// JUSTID keeps the delivery count in Redis; RETRYCOUNT says it
 			// again for servers that count a JUSTID claim (miniredis, behind
 			// `hopper run`), so the reservation's fence still holds there.
@@ -41,7 +37,6 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 			// The idle time changed: a reclaim that judged it must look again.
 			b.setGuard(c, g.entry, token),
 			b.touchWorker(c, r.WorkerID, h.worker, h.now, setCurrent(r.UnitID), 0),
-		}
-		return b.renew(c, cmds), nil
+		}, nil
 	})
 }

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/hopper-queue/hopper/budget"
@@ -18,7 +17,7 @@ func (b *Build) guardsOf(r Reservation) guards {
 }
 
 // held is what a fenced transition reads, in one round trip, right after it
-// WATCHes the guards of the entry and of the worker.
+// WATCHes the guards of the entry and of the worker (see commitBatch).
 type held struct {
 	metaExists bool
 	row        fence.Row
@@ -27,44 +26,6 @@ type held struct {
 	hasState   bool
 	worker     workerRecord
 	now        int64
-	extra      []rueidis.RedisResult // replies to the caller's extra reads
-}
-
-// readHeld WATCHes the entry's and the worker's guards (and any extra keys),
-// then reads meta's presence, the entry's pending row, the unit's state, the
-// worker's record and the server time, plus extra reads.
-func (b *Build) readHeld(ctx context.Context, c rueidis.DedicatedClient, r Reservation, g guards, watchExtra []string, extra ...rueidis.Completed) (held, error) {
-	k := b.keys
-	watch := make([]string, 0, 2+len(watchExtra))
-	watch = append(watch, g.worker)
-	watch = append(watch, watchExtra...)
-	if entryGuards {
-		watch = append(watch, g.entry)
-	}
-	cmds := make(rueidis.Commands, 0, 6+len(extra))
-	reads := b.entryReads(c, r)
-	cmds = append(cmds, c.B().Watch().Key(watch...).Build(), c.B().Exists().Key(k.Meta).Build())
-	cmds = append(cmds, reads[:]...)
-	cmds = append(cmds, c.B().Time().Build())
-	cmds = append(cmds, extra...)
-	res := c.DoMulti(ctx, cmds...)
-	var h held
-	if err := res[0].Error(); err != nil {
-		return h, err
-	}
-	n, err := res[1].AsInt64()
-	if err != nil {
-		return h, err
-	}
-	h.extra = res[6:]
-	if h.metaExists = n == 1; !h.metaExists {
-		return h, nil // CORRUPT comes before anything else
-	}
-	if err := h.parseEntry(k, r, res[2], res[3], res[4]); err != nil {
-		return h, err
-	}
-	h.now, err = nowMS(res[5])
-	return h, err
 }
 
 // parseEntry fills in what a fenced transition reads of one reservation:

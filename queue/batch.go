@@ -1,0 +1,406 @@
+package queue
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hopper-queue/hopper/fence"
+	"github.com/redis/rueidis"
+)
+
+// The fenced transitions of one reservation (delivery accounting,
+// heartbeat, finalize, requeue, abandoned) each cost two round trips and a
+// transaction of their own. Those of one Build that arrive while another is
+// committing wait, and then commit together, in one transaction, in the
+// order they arrived: the guards of all of them watched, all their reads in
+// one round trip, every decision taken on those reads as if each transition
+// ran alone in turn, and all their writes in one MULTI ... EXEC, with the
+// build's TTLs renewed once. Each transition keeps its own outcome. The more
+// workers of one process transact at once, the fewer round trips and
+// commands each costs; and a Build never races itself, on the priority
+// tail or anywhere else. Transitions of other processes race through the
+// guards as before, which alone keep every one of them correct.
+
+// maxBatch bounds the transitions of one transaction: its reads and writes
+// grow with each, and so does the cost of an abort.
+const maxBatch = 32
+
+// maxLanes is how many batches of one Build may be in flight at once. One
+// alone would make every transition wait for the batch ahead of it, two
+// round trips, even when Redis and the network have room for more; with a
+// few, transitions run alone, as they would unbatched, until more arrive at
+// once than there are lanes, and only then share transactions.
+const maxLanes = 4
+
+// fencedOp is one fenced transition waiting for, or taken into, a batch.
+type fencedOp struct {
+	mode string
+	r    Reservation
+	// tail: the op may put its unit back on the priority stream, so the
+	// batch watches the tail guard and reads the budgets (see requeue.go).
+	// Only one batch in flight holds such ops, so that a Build's requeues
+	// never race each other on the tail.
+	tail bool
+	// decide checks what was read for r and returns r's writes (the TTL
+	// renewal left out), or the refusal that is r's outcome. It runs once
+	// per attempt of the batch, and sets the caller's outputs.
+	decide func(c rueidis.DedicatedClient, h held, t *tailState, token string) (rueidis.Commands, error)
+
+	ctx  context.Context
+	err  error
+	wake chan []*fencedOp // the batch to commit, led by this op; nil: err is set
+	k    [3]string        // see keys
+}
+
+// batcher queues a Build's fenced transitions behind its batches in flight.
+type batcher struct {
+	mu       sync.Mutex
+	pending  []*fencedOp
+	lanes    int  // batches in flight
+	tailBusy bool // one of them holds ops with tail set
+	// busy counts the workers, units and entries of the ops in flight: an
+	// op waits while one of its own is in flight, so that a worker's
+	// transitions commit in the order they were called and batches of one
+	// Build never abort each other.
+	busy map[string]int
+}
+
+// keys names what op decides on and writes, for the overlap checks.
+func (o *fencedOp) keys() [3]string {
+	if o.k[0] == "" {
+		o.k = [3]string{"w\x00" + o.r.WorkerID, "u\x00" + o.r.UnitID, "e\x00" + string(o.r.Stream) + "\x00" + o.r.EntryID}
+	}
+	return o.k
+}
+
+// inFlight tells whether one of op's worker, unit or entry is in a batch in
+// flight. q.mu is held.
+func (q *batcher) inFlight(op *fencedOp) bool {
+	for _, k := range op.keys() {
+		if q.busy[k] > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// waiting tells whether an op of op's worker, unit or entry is waiting:
+// op goes behind it. q.mu is held.
+func (q *batcher) waiting(op *fencedOp) bool {
+	mine := op.keys()
+	for _, o := range q.pending {
+		for _, k := range o.keys() {
+			if slices.Contains(mine[:], k) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// touches tells whether op touches one of keys.
+func touches(keys map[string]bool, op *fencedOp) bool {
+	for _, k := range op.keys() {
+		if keys[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// nextLeader is the index of the first waiting op that may lead a batch
+// now and is not behind a waiting op of its own worker, unit or entry; -1:
+// none. q.mu is held.
+func (q *batcher) nextLeader() int {
+	behind := map[string]bool{}
+	for i, o := range q.pending {
+		if q.free(o) && !touches(behind, o) {
+			return i
+		}
+		for _, k := range o.keys() {
+			behind[k] = true
+		}
+	}
+	return -1
+}
+
+// mark counts batch in flight (n 1) or done (n -1). q.mu is held.
+func (q *batcher) mark(batch []*fencedOp, n int) {
+	if q.busy == nil {
+		q.busy = map[string]int{}
+	}
+	for _, o := range batch {
+		for _, k := range o.keys() {
+			if q.busy[k] += n; q.busy[k] == 0 {
+				delete(q.busy, k)
+			}
+		}
+	}
+}
+
+// do runs op: at once when a lane is free, else in a later batch. A caller
+// whose ctx ends while it waits leaves the queue with ctx's error; once
+// taken into a batch, its transition runs with the batch, which stops
+// retrying only when every caller in it has given up (see batchContext).
+func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
+	op.ctx, op.wake = ctx, make(chan []*fencedOp, 1)
+	q.mu.Lock()
+	if q.free(op) && !q.waiting(op) {
+		batch := q.open(op)
+		q.mu.Unlock()
+		q.run(b, batch)
+		return op.err
+	}
+	q.pending = append(q.pending, op)
+	q.mu.Unlock()
+	var batch []*fencedOp
+	select {
+	case batch = <-op.wake:
+	case <-ctx.Done():
+		q.mu.Lock()
+		if i := slices.Index(q.pending, op); i >= 0 {
+			q.pending = slices.Delete(q.pending, i, i+1)
+			q.mu.Unlock()
+			return ctx.Err()
+		}
+		q.mu.Unlock()
+		batch = <-op.wake // already taken
+	}
+	if batch != nil {
+		q.run(b, batch)
+	}
+	return op.err
+}
+
+// free tells whether op may lead a batch now. q.mu is held.
+func (q *batcher) free(op *fencedOp) bool {
+	return q.lanes < maxLanes && (!op.tail || !q.tailBusy) && !q.inFlight(op)
+}
+
+// open gives first a lane and its batch: first, then the waiting
+// transitions that can share its transaction, in order. q.mu is held.
+func (q *batcher) open(first *fencedOp) []*fencedOp {
+	q.lanes++
+	batch := []*fencedOp{first}
+	tail := first.tail
+	overlaps := func(o *fencedOp) bool {
+		for _, in := range batch {
+			// Each op is decided on what was read before any of them
+			// wrote: no two of one worker, unit or entry.
+			if in.r.WorkerID == o.r.WorkerID || in.r.UnitID == o.r.UnitID ||
+				in.r.Stream == o.r.Stream && in.r.EntryID == o.r.EntryID {
+				return true
+			}
+		}
+		return false
+	}
+	left := q.pending[:0]
+	behind := map[string]bool{} // what the ops left waiting touch: those behind them wait too
+	for _, o := range q.pending {
+		switch {
+		case len(batch) >= maxBatch, overlaps(o), q.inFlight(o), o.tail && !tail && q.tailBusy, touches(behind, o):
+			left = append(left, o)
+			for _, k := range o.keys() {
+				behind[k] = true
+			}
+		default:
+			batch = append(batch, o)
+			tail = tail || o.tail
+		}
+	}
+	clear(q.pending[len(left):])
+	q.pending = left
+	q.tailBusy = q.tailBusy || tail
+	q.mark(batch, 1)
+	return batch
+}
+
+// run commits batch, which holds a lane, tells its members their outcomes,
+// gives the lane back, and opens a batch for each waiting transition there
+// is now room for.
+func (q *batcher) run(b *Build, batch []*fencedOp) {
+	ctx, cancel := batchContext(batch)
+	b.commitBatch(ctx, batch)
+	cancel()
+	for _, o := range batch[1:] {
+		o.wake <- nil
+	}
+	tail := false
+	for _, o := range batch {
+		tail = tail || o.tail
+	}
+
+	q.mu.Lock()
+	q.lanes--
+	q.mark(batch, -1)
+	if tail {
+		q.tailBusy = false
+	}
+	var leaders [][]*fencedOp
+	for q.lanes < maxLanes {
+		i := q.nextLeader()
+		if i < 0 {
+			break
+		}
+		first := q.pending[i]
+		q.pending = slices.Delete(q.pending, i, i+1)
+		leaders = append(leaders, q.open(first))
+	}
+	q.mu.Unlock()
+	for _, next := range leaders {
+		next[0].wake <- next
+	}
+}
+
+// commitBatch commits ops (distinct workers, entries and units) in one
+// transaction. An op refused on what it read (stale, corrupt) gets its
+// refusal and writes nothing; the others go on. An error of the commit
+// itself is that of every op that had something to write.
+func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
+	k := b.keys
+	gs := make([]guards, len(ops))
+	var watch []string
+	tail := false
+	for i, op := range ops {
+		gs[i] = b.guardsOf(op.r)
+		watch = append(watch, gs[i].worker)
+		if entryGuards {
+			watch = append(watch, gs[i].entry)
+		}
+		tail = tail || op.tail
+	}
+	if tail {
+		// The tail guard orders requeues with every other requeue: they
+		// pick priority ids from the same tail and read the same count of
+		// units in retry. Nothing else writes it.
+		watch = append(watch, k.tailGuard())
+	}
+	shared := 3 // WATCH, EXISTS meta, TIME; then the tail's reads
+	if tail {
+		shared += tailReadCount
+	}
+	err := b.commit(ctx, ops[0].mode, gs[0].worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+		cmds := make(rueidis.Commands, 0, shared+3*len(ops))
+		cmds = append(cmds, c.B().Watch().Key(watch...).Build(), c.B().Exists().Key(k.Meta).Build(), c.B().Time().Build())
+		if tail {
+			cmds = append(cmds, tailReads(b, c)...)
+		}
+		for _, op := range ops {
+			reads := b.entryReads(c, op.r)
+			cmds = append(cmds, reads[:]...)
+		}
+		res := c.DoMulti(ctx, cmds...)
+		if err := res[0].Error(); err != nil {
+			return nil, err
+		}
+		n, err := res[1].AsInt64()
+		if err != nil {
+			return nil, err
+		}
+		var common held
+		if common.metaExists = n == 1; common.metaExists {
+			if common.now, err = nowMS(res[2]); err != nil {
+				return nil, err
+			}
+		}
+		var ts *tailState
+		if tail {
+			if ts, err = readTail(res[3:shared]); err != nil {
+				return nil, err
+			}
+		}
+		var writes rueidis.Commands
+		for i, op := range ops {
+			op.err = nil
+			h := common
+			if h.metaExists {
+				pos := shared + 3*i
+				if op.err = h.parseEntry(k, op.r, res[pos], res[pos+1], res[pos+2]); op.err != nil {
+					continue
+				}
+			}
+			w, err := op.decide(c, h, ts, token)
+			if err != nil {
+				op.err = err
+				continue
+			}
+			if i > 0 {
+				// The runner records the token on the first op's worker
+				// guard; every other worker whose record changes gets it too.
+				writes = append(writes, b.recordToken(c, gs[i].worker, token)...)
+			}
+			writes = append(writes, w...)
+		}
+		if len(writes) == 0 {
+			return nil, nil // every op was refused: nothing to commit
+		}
+		return b.renew(c, writes), nil
+	})
+	for _, op := range ops {
+		if err != nil && op.err == nil {
+			// An op refused on what it read keeps its refusal: it had
+			// nothing to commit. The others share the commit's fate.
+			op.err = err
+		}
+	}
+}
+
+// fenced runs one fenced transition of r through the Build's batches.
+func (b *Build) fenced(ctx context.Context, mode string, r Reservation, tail bool,
+	decide func(c rueidis.DedicatedClient, h held, t *tailState, token string) (rueidis.Commands, error)) error {
+	return b.batches.do(ctx, b, &fencedOp{mode: mode, r: r, tail: tail, decide: decide})
+}
+
+// holding is the check of every fenced transition but the heartbeat's: meta
+// present, r still held, the unit's state present (see held.settled).
+func holding(r Reservation, h held) error {
+	return h.settled(r, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount})
+}
+
+// batchContext is the context a batch commits under. A lone transition's is
+// its caller's. A batch carries the values of its first op's context and
+// ends only when every caller's has (its cancellation then takes effect
+// between attempts, as for any transition), with the latest of their
+// deadlines when each has one, for the connection's timeouts.
+func batchContext(batch []*fencedOp) (context.Context, context.CancelFunc) {
+	if len(batch) == 1 {
+		return batch[0].ctx, func() {}
+	}
+	base := context.WithoutCancel(batch[0].ctx)
+	var latest time.Time
+	for _, o := range batch {
+		d, ok := o.ctx.Deadline()
+		if !ok {
+			latest = time.Time{}
+			break
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	cancelDeadline := context.CancelFunc(func() {})
+	if !latest.IsZero() {
+		base, cancelDeadline = context.WithDeadline(base, latest)
+	}
+	ctx, cancel := context.WithCancelCause(base)
+	var left atomic.Int32
+	left.Store(int32(len(batch)))
+	stops := make([]func() bool, len(batch))
+	for i, o := range batch {
+		stops[i] = context.AfterFunc(o.ctx, func() {
+			if left.Add(-1) == 0 {
+				cancel(o.ctx.Err())
+			}
+		})
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel(nil)
+		cancelDeadline()
+	}
+}

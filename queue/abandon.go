@@ -21,7 +21,7 @@ func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) (
 	if math.IsNaN(elapsedMS) || math.IsInf(elapsedMS, 0) || elapsedMS < 0 {
 		return errInvalid("elapsed %v ms is not a non-negative number", elapsedMS)
 	}
-	return b.fenced(ctx, ModeAbandoned, r, false, func(c rueidis.DedicatedClient, h held, _ *tailState, _ string) (rueidis.Commands, error) {
+	return b.fenced(ctx, ModeAbandoned, r, false, func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string) (rueidis.Commands, error) {
 		if err := holding(r, h); err != nil {
 			return nil, err
 		}

@@ -44,15 +44,14 @@ type fencedOp struct {
 	// Only one batch in flight holds such ops, so that a Build's requeues
 	// never race each other on the tail.
 	tail bool
-	// decide checks what was read for r and returns r's writes (the TTL
+	// decide checks what was read for r (g: r's guards) and returns r's writes (the TTL
 	// renewal left out), or the refusal that is r's outcome. It runs once
 	// per attempt of the batch, and sets the caller's outputs.
-	decide func(c rueidis.DedicatedClient, h held, t *tailState, token string) (rueidis.Commands, error)
+	decide func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string) (rueidis.Commands, error)
 
 	ctx  context.Context
 	err  error
 	wake chan []*fencedOp // the batch to commit, led by this op; nil: err is set
-	k    [3]string        // see keys
 }
 
 // batcher queues a Build's fenced transitions behind its batches in flight.
@@ -65,15 +64,20 @@ type batcher struct {
 	// op waits while one of its own is in flight, so that a worker's
 	// transitions commit in the order they were called and batches of one
 	// Build never abort each other.
-	busy map[string]int
+	busy map[opKey]int
+}
+
+// opKey is one thing an op decides on and writes: its worker, its unit or
+// its entry. Kept apart by kind, compared without building a string.
+type opKey struct {
+	kind     byte // 'w', 'u' or 'e'
+	id       string
+	streamOf Stream // the entry's stream
 }
 
 // keys names what op decides on and writes, for the overlap checks.
-func (o *fencedOp) keys() [3]string {
-	if o.k[0] == "" {
-		o.k = [3]string{"w\x00" + o.r.WorkerID, "u\x00" + o.r.UnitID, "e\x00" + string(o.r.Stream) + "\x00" + o.r.EntryID}
-	}
-	return o.k
+func (o *fencedOp) keys() [3]opKey {
+	return [3]opKey{{kind: 'w', id: o.r.WorkerID}, {kind: 'u', id: o.r.UnitID}, {kind: 'e', id: o.r.EntryID, streamOf: o.r.Stream}}
 }
 
 // inFlight tells whether one of op's worker, unit or entry is in a batch in
@@ -102,7 +106,7 @@ func (q *batcher) waiting(op *fencedOp) bool {
 }
 
 // touches tells whether op touches one of keys.
-func touches(keys map[string]bool, op *fencedOp) bool {
+func touches(keys map[opKey]bool, op *fencedOp) bool {
 	for _, k := range op.keys() {
 		if keys[k] {
 			return true
@@ -115,7 +119,7 @@ func touches(keys map[string]bool, op *fencedOp) bool {
 // now and is not behind a waiting op of its own worker, unit or entry; -1:
 // none. q.mu is held.
 func (q *batcher) nextLeader() int {
-	behind := map[string]bool{}
+	behind := map[opKey]bool{}
 	for i, o := range q.pending {
 		if q.free(o) && !touches(behind, o) {
 			return i
@@ -130,7 +134,7 @@ func (q *batcher) nextLeader() int {
 // mark counts batch in flight (n 1) or done (n -1). q.mu is held.
 func (q *batcher) mark(batch []*fencedOp, n int) {
 	if q.busy == nil {
-		q.busy = map[string]int{}
+		q.busy = map[opKey]int{}
 	}
 	for _, o := range batch {
 		for _, k := range o.keys() {
@@ -146,7 +150,7 @@ func (q *batcher) mark(batch []*fencedOp, n int) {
 // taken into a batch, its transition runs with the batch, which stops
 // retrying only when every caller in it has given up (see batchContext).
 func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
-	op.ctx, op.wake = ctx, make(chan []*fencedOp, 1)
+	op.ctx = ctx
 	q.mu.Lock()
 	if q.free(op) && !q.waiting(op) {
 		batch := q.open(op)
@@ -154,6 +158,7 @@ func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
 		q.run(b, batch)
 		return op.err
 	}
+	op.wake = make(chan []*fencedOp, 1)
 	q.pending = append(q.pending, op)
 	q.mu.Unlock()
 	var batch []*fencedOp
@@ -198,7 +203,7 @@ func (q *batcher) open(first *fencedOp) []*fencedOp {
 		return false
 	}
 	left := q.pending[:0]
-	behind := map[string]bool{} // what the ops left waiting touch: those behind them wait too
+	behind := map[opKey]bool{} // what the ops left waiting touch: those behind them wait too
 	for _, o := range q.pending {
 		switch {
 		case len(batch) >= maxBatch, overlaps(o), q.inFlight(o), o.tail && !tail && q.tailBusy, touches(behind, o):
@@ -262,7 +267,7 @@ func (q *batcher) run(b *Build, batch []*fencedOp) {
 func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 	k := b.keys
 	gs := make([]guards, len(ops))
-	var watch []string
+	watch := make([]string, 0, 2*len(ops)+1)
 	tail := false
 	for i, op := range ops {
 		gs[i] = b.guardsOf(op.r)
@@ -322,7 +327,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 					continue
 				}
 			}
-			w, err := op.decide(c, h, ts, token)
+			w, err := op.decide(c, h, gs[i], ts, token)
 			if err != nil {
 				op.err = err
 				continue
@@ -350,7 +355,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 
 // fenced runs one fenced transition of r through the Build's batches.
 func (b *Build) fenced(ctx context.Context, mode string, r Reservation, tail bool,
-	decide func(c rueidis.DedicatedClient, h held, t *tailState, token string) (rueidis.Commands, error)) error {
+	decide func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string) (rueidis.Commands, error)) error {
 	return b.batches.do(ctx, b, &fencedOp{mode: mode, r: r, tail: tail, decide: decide})
 }
 

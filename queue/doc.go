@@ -12,6 +12,11 @@
 // package fence), never by the stream, meta or workers keys that every
 // transition writes: transitions on different units do not abort each other.
 //
+// The fenced transitions of one Build that arrive at once share
+// transactions (see batch.go): each is still decided alone, on what was
+// read for it, and gets its own outcome, but many workers of one process
+// cost far fewer round trips and commands than one transaction each.
+//
 // Around the transitions, the build's lifecycle: TryLease and Publish lay a
 // build out, Status and Join read or publish it, Reserve hands a worker its
 // next unit and Progress tells when the build is complete.

@@ -52,8 +52,7 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 	if err := res.check(); err != nil {
 		return err
 	}
-	g := b.guardsOf(r)
-	return b.fenced(ctx, ModeFinalize, r, false, func(c rueidis.DedicatedClient, h held, _ *tailState, token string) (rueidis.Commands, error) {
+	return b.fenced(ctx, ModeFinalize, r, false, func(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string) (rueidis.Commands, error) {
 		if err := holding(r, h); err != nil {
 			return nil, err
 		}

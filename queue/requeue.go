@@ -69,8 +69,7 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 	if err := caps.check(); err != nil {
 		return Requeued{}, err
 	}
-	g := b.guardsOf(r)
-	err = b.fenced(ctx, ModeRequeue, r, true, func(c rueidis.DedicatedClient, h held, t *tailState, token string) (rueidis.Commands, error) {
+	err = b.fenced(ctx, ModeRequeue, r, true, func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string) (rueidis.Commands, error) {
 		out = Requeued{}
 		if err := holding(r, h); err != nil {
 			return nil, err

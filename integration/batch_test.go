@@ -20,7 +20,7 @@ import (
 )
 
 // Requeues of one Build take turns before they reach Redis, and those that
-// wait commit together (queue/requeue_batch.go), so the workers of one
+// wait commit together (queue/batch.go), so the workers of one
 // process never abort one another on the tail guard; requeues of two Builds
 // (two processes) still race, and the guard keeps them correct.
 func TestRequeuesTakeTurns(t *testing.T) {

@@ -920,6 +920,15 @@ func TestReferenceScenarios(t *testing.T) {
 		c := r.take("w3") // u3
 		r.tr("requeue", "w3", refTTLArg, "units", c.entry, "1", c.unit, "file", "2", "1", "10", "", "")
 	})
+	t.Run("heartbeat on a unit whose unit_state is not JSON", func(t *testing.T) {
+		// The script's heartbeat never reads the unit's state: it renews
+		// whatever is there.
+		r := newRefRunFixed(t, sha, []string{"u1", "u2"}, budgets)
+		a := r.take("w1")
+		r.raw("HSET", "{unit_state}", "u1", `not json`)
+		r.tr("heartbeat", "w1", refTTLArg, "units", a.entry, "1", a.unit)
+		r.tr("heartbeat", "w1", refTTLArg, "units", a.entry, "1", a.unit)
+	})
 	t.Run("meta without budgets: the caller's apply", func(t *testing.T) {
 		r := newRefRunFixed(t, sha, []string{"u1", "u2", "u3", "u4"},
 			map[string]string{"max_requeues": "", "requeue_tolerance": "", "max_reclaims": ""})

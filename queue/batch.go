@@ -67,6 +67,10 @@ type batcher struct {
 	busy map[opKey]int
 }
 
+// readsState tells whether op decides on its unit's state: every fenced
+// transition but the heartbeat.
+func (o *fencedOp) readsState() bool { return o.mode != ModeHeartbeat }
+
 // opKey is one thing an op decides on and writes: its worker, its unit or
 // its entry. Kept apart by kind, compared without building a string.
 type opKey struct {
@@ -294,8 +298,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 			cmds = append(cmds, tailReads(b, c)...)
 		}
 		for _, op := range ops {
-			reads := b.entryReads(c, op.r)
-			cmds = append(cmds, reads[:]...)
+			cmds = b.appendEntryReads(cmds, c, op.r, op.readsState())
 		}
 		res := c.DoMulti(ctx, cmds...)
 		if err := res[0].Error(); err != nil {
@@ -318,12 +321,17 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 			}
 		}
 		var writes rueidis.Commands
+		pos := shared
 		for i, op := range ops {
 			op.err = nil
 			h := common
+			at := pos
+			withState := op.readsState()
+			if pos += 2; withState {
+				pos++
+			}
 			if h.metaExists {
-				pos := shared + 3*i
-				if op.err = h.parseEntry(k, op.r, res[pos], res[pos+1], res[pos+2]); op.err != nil {
+				if op.err = h.parseEntry(k, op.r, withState, res[at], res[at+1], res[pos-1]); op.err != nil {
 					continue
 				}
 			}

@@ -29,23 +29,26 @@ type held struct {
 }
 
 // parseEntry fills in what a fenced transition reads of one reservation:
-// the entry's pending row, the unit's state and the worker's record.
-func (h *held) parseEntry(k Keys, r Reservation, pending, state, worker rueidis.RedisResult) error {
+// the entry's pending row, the unit's state (when withState: see
+// appendEntryReads) and the worker's record.
+func (h *held) parseEntry(k Keys, r Reservation, withState bool, pending, state, worker rueidis.RedisResult) error {
 	var err error
 	if h.row, h.pending, err = pendingRow(pending); err != nil {
 		return fmt.Errorf("queue: XPENDING %s %s: %w", k.stream(r.Stream), r.EntryID, err)
 	}
-	raw, found, err := optionalString(state)
-	if err != nil {
-		return err
-	}
-	if found {
-		if h.state, err = budget.DecodeState([]byte(raw)); err != nil {
+	if withState {
+		raw, found, err := optionalString(state)
+		if err != nil {
 			return err
 		}
-		h.hasState = true
+		if found {
+			if h.state, err = budget.DecodeState([]byte(raw)); err != nil {
+				return err
+			}
+			h.hasState = true
+		}
 	}
-	raw, found, err = optionalString(worker)
+	raw, found, err := optionalString(worker)
 	if err != nil {
 		return err
 	}
@@ -53,14 +56,17 @@ func (h *held) parseEntry(k Keys, r Reservation, pending, state, worker rueidis.
 	return err
 }
 
-// entryReads are the reads parseEntry takes, in its order.
-func (b *Build) entryReads(c rueidis.DedicatedClient, r Reservation) [3]rueidis.Completed {
+// appendEntryReads appends the reads parseEntry takes, in its order: the
+// entry's pending row, the unit's state when withState, the worker's
+// record. A heartbeat decides on the row alone, as the reference's does, so
+// it neither fetches nor decodes the unit's state.
+func (b *Build) appendEntryReads(cmds rueidis.Commands, c rueidis.DedicatedClient, r Reservation, withState bool) rueidis.Commands {
 	k := b.keys
-	return [3]rueidis.Completed{
-		c.B().Xpending().Key(k.stream(r.Stream)).Group(Group).Start(r.EntryID).End(r.EntryID).Count(1).Build(),
-		c.B().Hget().Key(k.UnitState).Field(r.UnitID).Build(),
-		c.B().Hget().Key(k.Workers).Field(r.WorkerID).Build(),
+	cmds = append(cmds, c.B().Xpending().Key(k.stream(r.Stream)).Group(Group).Start(r.EntryID).End(r.EntryID).Count(1).Build())
+	if withState {
+		cmds = append(cmds, c.B().Hget().Key(k.UnitState).Field(r.UnitID).Build())
 	}
+	return append(cmds, c.B().Hget().Key(k.Workers).Field(r.WorkerID).Build())
 }
 
 // pendingRows parses an extended XPENDING reply: [id, consumer, idle, count]...

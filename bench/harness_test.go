@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -154,8 +155,20 @@ type run struct {
 	lat     [nModes][]time.Duration
 	stats   map[string]cmdStat
 	cpu     float64 // server seconds, user + sys
+	client  float64 // this process's seconds, user + sys: workers and library together
 	mallocs uint64
 	otel    otelCounts
+}
+
+// processCPU is the CPU time this process has used, user and system, in
+// seconds: with the server's, it tells where a transition's cost goes on a
+// machine the clients and the server share.
+func processCPU() float64 {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		return 0
+	}
+	return float64(u.Utime.Nano()+u.Stime.Nano()) / 1e9
 }
 
 func (r *run) transitions() int64 {
@@ -207,6 +220,7 @@ func (e *env) drainBuild(ctx context.Context, cfg config, name string, n int, id
 	}
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	client0 := processCPU()
 
 	dctx, cancel := workerContext(ctx, cfg.ctx)
 	defer cancel()
@@ -228,13 +242,14 @@ func (e *env) drainBuild(ctx context.Context, cfg config, name string, n int, id
 	close(start)
 	wg.Wait()
 	elapsed := time.Since(t0)
+	client1 := processCPU()
 	runtime.ReadMemStats(&m1)
 	close(errs)
 	if err := <-errs; err != nil {
 		return nil, err
 	}
 
-	r := &run{side: name, workers: n, elapsed: elapsed, mallocs: m1.Mallocs - m0.Mallocs}
+	r := &run{side: name, workers: n, elapsed: elapsed, client: client1 - client0, mallocs: m1.Mallocs - m0.Mallocs}
 	cpu1, err := serverCPU(ctx, e.admin)
 	if err != nil {
 		return nil, err

@@ -51,6 +51,7 @@ type summary struct {
 	perRound        []float64 // transitions per second of each round
 	usec            int64     // top-level commandstats usec
 	cpu             float64
+	client          float64
 	mallocs         uint64
 	aborts, retries int64
 	abortsByMode    map[string]int64
@@ -63,6 +64,8 @@ func (s summary) tps() float64 { return float64(s.transitions) / s.elapsed.Secon
 func (s summary) usecPerT() float64 { return float64(s.usec) / float64(s.transitions) }
 
 func (s summary) cpuPerT() float64 { return s.cpu * 1e6 / float64(s.transitions) }
+
+func (s summary) clientPerT() float64 { return s.client * 1e6 / float64(s.transitions) }
 
 func (s summary) per1k(n int64) float64 { return float64(n) * 1000 / float64(s.transitions) }
 
@@ -100,6 +103,7 @@ func (rep *report) summarize(side string, workers int) (summary, bool) {
 		s.perRound = append(s.perRound, float64(r.transitions())/r.elapsed.Seconds())
 		s.usec += cl.serverUsec(r.stats)
 		s.cpu += r.cpu
+		s.client += r.client
 		s.mallocs += r.mallocs
 		s.aborts += r.otel.aborts
 		s.retries += r.otel.retries
@@ -170,7 +174,7 @@ func (rep *report) print(out io.Writer) {
 
 	fmt.Fprintf(out, "\nThroughput and cost per transition (rounds pooled)\n")
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workers\tside\ttrans/s\tround min-max\tsrv us/t\tsrv cpu us/t\tallocs/t\taborts/1k\tretries/1k\tpool cleanups/t\t\n")
+	fmt.Fprintf(tw, "workers\tside\ttrans/s\tround min-max\tsrv us/t\tsrv cpu us/t\tclient cpu us/t\tallocs/t\taborts/1k\tretries/1k\tpool cleanups/t\t\n")
 	for _, n := range cfg.workers {
 		var sums []summary
 		for _, side := range rep.sides {
@@ -180,21 +184,22 @@ func (rep *report) print(out io.Writer) {
 			if side == sideScript {
 				abort, retry, cleanup = "n/a", "n/a", "n/a"
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f-%.0f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t\n", n, side, s.tps(),
-				slices.Min(s.perRound), slices.Max(s.perRound), s.usecPerT(), s.cpuPerT(),
+			fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f-%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%s\t%s\t%s\t\n", n, side, s.tps(),
+				slices.Min(s.perRound), slices.Max(s.perRound), s.usecPerT(), s.cpuPerT(), s.clientPerT(),
 				float64(s.mallocs)/float64(s.transitions), abort, retry, cleanup)
 		}
 		if len(sums) == 2 {
 			o, sc := sums[0], sums[1]
-			fmt.Fprintf(tw, "%d\tours/script\t%s\t\t%s\t%s\t%s\t\t\t\t\n", n, ratio(o.tps(), sc.tps()),
-				ratio(o.usecPerT(), sc.usecPerT()), ratio(o.cpuPerT(), sc.cpuPerT()),
+			fmt.Fprintf(tw, "%d\tours/script\t%s\t\t%s\t%s\t%s\t%s\t\t\t\t\n", n, ratio(o.tps(), sc.tps()),
+				ratio(o.usecPerT(), sc.usecPerT()), ratio(o.cpuPerT(), sc.cpuPerT()), ratio(o.clientPerT(), sc.clientPerT()),
 				ratio(float64(o.mallocs)/float64(o.transitions), float64(sc.mallocs)/float64(sc.transitions)))
 		}
 	}
 	tw.Flush()
 	fmt.Fprintf(out, "  srv us/t: INFO commandstats usec of top-level commands (EXEC and EVALSHA include what they ran; the nested\n"+
 		"  calls commandstats counts again are left out; XREADGROUP included) / transitions. srv cpu us/t: INFO cpu\n"+
-		"  used_cpu_user+used_cpu_sys delta / transitions. allocs/t: client runtime.MemStats.Mallocs delta / transitions\n"+
+		"  used_cpu_user+used_cpu_sys delta / transitions. client cpu us/t: this process's getrusage user+sys delta /\n"+
+		"  transitions (the workers' loop, reads and waits included, the same on both sides). allocs/t: client runtime.MemStats.Mallocs delta / transitions\n"+
 		"  (workers and reads included). aborts, retries: hopper.transaction.* from an sdk/metric ManualReader.\n"+
 		"  pool cleanups/t: UNSUBSCRIBE calls / transitions: the extra blocking round trip rueidis makes when it returns a\n"+
 		"  dedicated connection in pipeline mode to the pool (not seen by the wire counter below).\n")

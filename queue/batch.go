@@ -325,13 +325,11 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 		for i, op := range ops {
 			op.err = nil
 			h := common
-			at := pos
-			withState := op.readsState()
-			if pos += 2; withState {
-				pos++
-			}
+			n := entryReadCount(op.readsState())
+			reads := res[pos : pos+n]
+			pos += n
 			if h.metaExists {
-				if op.err = h.parseEntry(k, op.r, withState, res[at], res[at+1], res[pos-1]); op.err != nil {
+				if op.err = h.parseEntry(k, op.r, reads); op.err != nil {
 					continue
 				}
 			}

@@ -28,16 +28,18 @@ type held struct {
 	now        int64
 }
 
-// parseEntry fills in what a fenced transition reads of one reservation:
-// the entry's pending row, the unit's state (when withState: see
-// appendEntryReads) and the worker's record.
-func (h *held) parseEntry(k Keys, r Reservation, withState bool, pending, state, worker rueidis.RedisResult) error {
+// parseEntry fills in what a fenced transition reads of one reservation,
+// the replies of appendEntryReads: the entry's pending row, the unit's state
+// when it was read, and the worker's record.
+func (h *held) parseEntry(k Keys, r Reservation, reads []rueidis.RedisResult) error {
+	pending, worker := reads[0], reads[len(reads)-1]
+	withState := len(reads) == entryReadCount(true)
 	var err error
 	if h.row, h.pending, err = pendingRow(pending); err != nil {
 		return fmt.Errorf("queue: XPENDING %s %s: %w", k.stream(r.Stream), r.EntryID, err)
 	}
 	if withState {
-		raw, found, err := optionalString(state)
+		raw, found, err := optionalString(reads[1])
 		if err != nil {
 			return err
 		}
@@ -54,6 +56,14 @@ func (h *held) parseEntry(k Keys, r Reservation, withState bool, pending, state,
 	}
 	h.worker, err = parseWorkerRecord(raw, found)
 	return err
+}
+
+// entryReadCount is how many reads appendEntryReads appends.
+func entryReadCount(withState bool) int {
+	if withState {
+		return 3
+	}
+	return 2
 }
 
 // appendEntryReads appends the reads parseEntry takes, in its order: the

@@ -7,14 +7,20 @@ import (
 )
 
 // slowWorkerRecord is the general path alone, to hold the fast path to it.
+// last_seen is read as the exact integer the fast path takes: through a
+// float64 one above 2^53 would round, and the two would differ on a number
+// neither path ever writes back (touch replaces it).
 func slowWorkerRecord(raw string) (workerRecord, error) {
 	var wire struct {
-		LastSeen    float64         `json:"last_seen"`
+		LastSeen    json.Number     `json:"last_seen"`
 		CurrentUnit json.RawMessage `json:"current_unit"`
 		Processed   float64         `json:"processed"`
 	}
-	err := json.Unmarshal([]byte(raw), &wire)
-	return workerRecord{lastSeen: int64(wire.LastSeen), currentUnit: wire.CurrentUnit, processed: wire.Processed}, err
+	if err := json.Unmarshal([]byte(raw), &wire); err != nil {
+		return workerRecord{}, err
+	}
+	seen, err := wire.LastSeen.Int64()
+	return workerRecord{lastSeen: seen, currentUnit: wire.CurrentUnit, processed: wire.Processed}, err
 }
 
 func TestWorkerRecordTouch(t *testing.T) {

@@ -83,6 +83,7 @@ type Build struct {
 	meter   *instruments
 
 	consumers *consumerPolicy // see consumer.go
+	entries   *entryUnits     // see entry_units.go
 	batches   batcher         // see batch.go
 }
 
@@ -108,7 +109,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}}, nil
+	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{}}, nil
 }
 
 // Keys returns the build's key names.

@@ -90,6 +90,9 @@ func (s streamScan) undecided(timeoutMS int64) []fence.Row {
 // ErrCorrupt: meta is missing, or the idle unit's state is. In the second
 // case the entry may already have changed hands, as it does in the reference
 // when the state goes missing between its check and its claim.
+//
+// A reclaim that claims takes three round trips when the build has seen the
+// entry before (see entry_units.go), four when it has not.
 func (b *Build) Reclaim(ctx context.Context, worker string, timeout time.Duration, maxReclaims int) (Reclaimed, error) {
 	if err := checkID("worker id", worker); err != nil {
 		return Reclaimed{}, err
@@ -126,6 +129,12 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			c.B().Exists().Key(k.Meta).Build(),
 			c.B().Hget().Key(k.Meta).Field("max_reclaims").Build(),
 		}, b.scanCmds(c, timeoutMS)...)
+		// Entries an earlier first look found in the pending windows,
+		// ranged to learn their units (see entry_units.go).
+		learning := b.entries.toRange()
+		for _, at := range learning {
+			cmds = append(cmds, c.B().Xrange().Key(k.stream(at.stream)).Start(at.id).End(at.id).Build())
+		}
 		info, probing := b.consumers.probe(c)
 		if probing {
 			cmds = append(cmds, info)
@@ -133,6 +142,9 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		first := c.DoMulti(ctx, cmds...)
 		if probing {
 			b.consumers.learn(first[len(first)-1])
+		}
+		for i, at := range learning {
+			b.entries.learnRanged(at, parseEntry(first[2+scanReplies+i]))
 		}
 		if n, err := first[0].AsInt64(); err != nil {
 			return nil, errUnwatched{err}
@@ -143,6 +155,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		if err != nil {
 			return nil, errUnwatched{err}
 		}
+		b.entries.saw(scans)
 		// createConsumer stands for the reference's XAUTOCLAIM of a stream
 		// in what the consumer group is left holding (see consumer.go).
 		createConsumer := func(writes rueidis.Commands, s Stream) rueidis.Commands {
@@ -207,6 +220,19 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			cmds = append(cmds, c.B().Xrange().Key(k.stream(at.stream)).Start(at.id).End(at.id).Build())
 		}
 		cmds = append(cmds, c.B().Hget().Key(k.Workers).Field(worker).Build(), c.B().Time().Build())
+		// The states of the units the claim may stand on, when the entries'
+		// units are known: read here, they save the round trip of
+		// unitStates. Only idle entries are claimed, and only idle
+		// candidates have their state checked.
+		var prefetch []string
+		for _, at := range ranged {
+			if u, ok := b.entries.unit(at); ok && mayClaim(scans, at, timeoutMS) && !slices.Contains(prefetch, u) {
+				prefetch = append(prefetch, u)
+			}
+		}
+		if len(prefetch) > 0 {
+			cmds = append(cmds, c.B().Hmget().Key(k.UnitState).Field(prefetch...).Build())
+		}
 		second := c.DoMulti(ctx, cmds...)
 		if err := second[0].Error(); err != nil {
 			return nil, err
@@ -218,7 +244,14 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		pos := 1 + scanReplies
 		for _, at := range ranged {
 			fields[at] = parseEntry(second[pos])
+			b.entries.learnRanged(at, fields[at])
 			pos++
+		}
+		prefetched := map[string]string{}
+		if len(prefetch) > 0 {
+			if prefetched, err = hmgetStates(prefetch, second[pos+2]); err != nil {
+				return nil, err
+			}
 		}
 		raw, found, err := optionalString(second[pos])
 		if err != nil {
@@ -282,7 +315,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			}
 			walks[i] = w
 		}
-		states, err := b.unitStates(ctx, c, units)
+		states, err := b.unitStates(ctx, c, units, prefetch, prefetched)
 		if err != nil {
 			return nil, err
 		}
@@ -404,24 +437,66 @@ func (b *Build) scanCmds(c rueidis.DedicatedClient, timeoutMS int64) rueidis.Com
 	return cmds
 }
 
-// unitStates reads the unit_state of units (missing ones are left out).
-func (b *Build) unitStates(ctx context.Context, c rueidis.DedicatedClient, units []string) (map[string]string, error) {
-	states := map[string]string{}
-	if len(units) == 0 {
-		return states, nil
+// unitStates returns the unit_state of units (missing ones are left out).
+// The states of the units in read were read already, as prefetched; the
+// others cost a round trip.
+func (b *Build) unitStates(ctx context.Context, c rueidis.DedicatedClient, units, read []string, prefetched map[string]string) (map[string]string, error) {
+	var rest []string
+	for _, u := range units {
+		if !slices.Contains(read, u) && !slices.Contains(rest, u) {
+			rest = append(rest, u)
+		}
 	}
-	slices.Sort(units)
-	units = slices.Compact(units)
-	vals, err := c.Do(ctx, c.B().Hmget().Key(b.keys.UnitState).Field(units...).Build()).ToArray()
+	if len(rest) == 0 {
+		return prefetched, nil
+	}
+	states, err := hmgetStates(rest, c.Do(ctx, c.B().Hmget().Key(b.keys.UnitState).Field(rest...).Build()))
 	if err != nil {
 		return nil, err
 	}
+	for u, s := range prefetched {
+		states[u] = s
+	}
+	return states, nil
+}
+
+// hmgetStates reads HMGET unit_state's reply for units: a missing state is
+// left out.
+func hmgetStates(units []string, r rueidis.RedisResult) (map[string]string, error) {
+	vals, err := r.ToArray()
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) != len(units) {
+		return nil, fmt.Errorf("queue: HMGET unit_state returned %d values for %d units", len(vals), len(units))
+	}
+	states := make(map[string]string, len(units))
 	for i, v := range vals {
 		if s, err := v.ToString(); err == nil {
 			states[units[i]] = s
 		}
 	}
 	return states, nil
+}
+
+// mayClaim reports whether a reclaim's walk may stand on the unit state of
+// the entry at, as the first look saw the pending lists: it is a stream's
+// idle candidate, or idle in its window.
+func mayClaim(scans []streamScan, at entryAt, timeoutMS int64) bool {
+	for _, sc := range scans {
+		if sc.stream != at.stream {
+			continue
+		}
+		if sc.hasCnd && sc.cand.EntryID == at.id {
+			return true
+		}
+		for _, row := range sc.window {
+			if row.EntryID == at.id {
+				return fence.Idle(row, timeoutMS)
+			}
+		}
+	}
+	return false
 }
 
 func parseScans(res []rueidis.RedisResult) ([]streamScan, error) {

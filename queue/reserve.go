@@ -121,6 +121,7 @@ func (b *Build) account(ctx context.Context, worker string, s Stream, x rueidis.
 	if !ok {
 		return Reservation{}, false, fmt.Errorf("%w: %s entry %s has no id field", ErrCorrupt, s, x.ID)
 	}
+	b.entries.learn(entryAt{s, x.ID}, unit)
 	typ := x.FieldValues["type"]
 	if typ == "" {
 		typ = DefaultUnitType

@@ -1,0 +1,132 @@
+package integration
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hopper-queue/hopper/queue"
+	"github.com/redis/rueidis"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// roundTripClient is a rueidis.Client that counts its round trips: one per
+// Do or DoMulti, on the shared connections or on a dedicated one.
+type roundTripClient struct {
+	rueidis.Client
+	n *atomic.Int64
+}
+
+func (c roundTripClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	c.n.Add(1)
+	return c.Client.Do(ctx, cmd)
+}
+
+func (c roundTripClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	c.n.Add(1)
+	return c.Client.DoMulti(ctx, cmds...)
+}
+
+func (c roundTripClient) Dedicated(fn func(rueidis.DedicatedClient) error) error {
+	return c.Client.Dedicated(func(d rueidis.DedicatedClient) error {
+		return fn(roundTripDedicated{d, c.n})
+	})
+}
+
+func (c roundTripClient) Dedicate() (rueidis.DedicatedClient, func()) {
+	d, cancel := c.Client.Dedicate()
+	return roundTripDedicated{d, c.n}, cancel
+}
+
+type roundTripDedicated struct {
+	rueidis.DedicatedClient
+	n *atomic.Int64
+}
+
+func (c roundTripDedicated) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	c.n.Add(1)
+	return c.DedicatedClient.Do(ctx, cmd)
+}
+
+func (c roundTripDedicated) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	c.n.Add(1)
+	return c.DedicatedClient.DoMulti(ctx, cmds...)
+}
+
+// countedBuild opens e's build a second time, as another process would,
+// on a client that counts its round trips.
+func (e *env) countedBuild() (*queue.Build, *atomic.Int64) {
+	e.t.Helper()
+	n := &atomic.Int64{}
+	b, err := queue.OpenKeys(roundTripClient{e.client, n}, e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
+	require.NoError(e.t, err)
+	return b, n
+}
+
+// reclaimCounted reclaims through b and returns the outcome and the round
+// trips it took.
+func reclaimCounted(t *testing.T, b *queue.Build, n *atomic.Int64, worker string, timeout time.Duration) (queue.Reclaimed, int64) {
+	t.Helper()
+	before := n.Load()
+	rc, err := b.Reclaim(context.Background(), worker, timeout, 3)
+	require.NoError(t, err)
+	return rc, n.Load() - before
+}
+
+// TestReclaimRoundTrips: a reclaim that claims takes three round trips (scan,
+// watch and read with the unit's state, commit) when its build has seen the
+// entry before, in an earlier reclaim's pending window or in one of its own
+// workers' reads, and four when the entry is new to it (the unit's state is
+// read once the entry names the unit). Either way the claim is the same.
+func TestReclaimRoundTrips(t *testing.T) {
+	held := queue.Reservation{WorkerID: "w2", Stream: queue.StreamUnits, UnitID: "u1", UnitType: "file", DeliveryCount: 2, ReclaimCount: 1}
+	check := func(t *testing.T, e *env, rc queue.Reclaimed, entryID, worker string) {
+		t.Helper()
+		require.Equal(t, queue.ReclaimTaken, rc.Status)
+		want := held
+		want.EntryID, want.WorkerID = entryID, worker
+		assert.Equal(t, want, rc.Reservation)
+		assert.Equal(t, `{"retry_index":0,"reclaim_count":1,"entered_retry":false}`, e.unitState("u1"))
+		assert.Equal(t, []pendingRow{{entryID, worker, 2}}, e.pending(e.keys.Units))
+	}
+
+	t.Run("seen in an earlier window", func(t *testing.T) {
+		e := newEnv(t)
+		e.publish([]string{"u1"}, nil)
+		r := e.reservation("w1")
+		b, n := e.countedBuild()
+		rc, trips := reclaimCounted(t, b, n, "w2", time.Minute)
+		assert.Equal(t, queue.ReclaimNone, rc.Status)
+		assert.EqualValues(t, 1, trips, "a reclaim that finds nothing idle")
+		time.Sleep(40 * time.Millisecond)
+		rc, trips = reclaimCounted(t, b, n, "w2", 20*time.Millisecond)
+		check(t, e, rc, r.EntryID, "w2")
+		assert.EqualValues(t, 3, trips, "a reclaim of an entry seen in an earlier window")
+	})
+
+	t.Run("new to the build", func(t *testing.T) {
+		e := newEnv(t)
+		e.publish([]string{"u1"}, nil)
+		r := e.reservation("w1")
+		b, n := e.countedBuild()
+		time.Sleep(40 * time.Millisecond)
+		rc, trips := reclaimCounted(t, b, n, "w2", 20*time.Millisecond)
+		check(t, e, rc, r.EntryID, "w2")
+		assert.EqualValues(t, 4, trips, "a reclaim of an entry the build never saw")
+	})
+
+	t.Run("read by the build's own worker", func(t *testing.T) {
+		e := newEnv(t)
+		e.publish([]string{"u1"}, nil)
+		b, n := e.countedBuild()
+		r, ok, err := b.Reserve(e.ctx, "w1", queue.ReserveOptions{Timeout: time.Minute, Block: time.Millisecond})
+		require.NoError(t, err)
+		require.True(t, ok)
+		time.Sleep(40 * time.Millisecond)
+		rc, trips := reclaimCounted(t, b, n, "w2", 20*time.Millisecond)
+		check(t, e, rc, r.EntryID, "w2")
+		assert.EqualValues(t, 3, trips, "a reclaim of an entry its own worker read")
+	})
+}

@@ -3,6 +3,8 @@ package queue
 import (
 	"slices"
 	"sync"
+
+	"github.com/redis/rueidis"
 )
 
 // A reclaim's decision stands on the state of the unit it would claim, and
@@ -29,26 +31,23 @@ const maxEntryUnits = 4096
 // entryUnits is a build's memory of which unit each stream entry carries.
 type entryUnits struct {
 	mu     sync.Mutex
-	units  map[entryAt]string
-	window []entryAt // the latest first look's pending windows
-	wanted []entryAt // of those, the entries whose unit is not known
+	units  map[entryAt]string // "": ranged, and it names none (deleted, or no id field)
+	window []entryAt          // the latest first look's pending windows
+	wanted []entryAt          // of those, the entries whose unit is not known
 }
 
 // learn records that the entry at carries unit.
 func (e *entryUnits) learn(at entryAt, unit string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.learnLocked(at, unit)
-}
-
-func (e *entryUnits) learnLocked(at entryAt, unit string) {
 	if e.units == nil {
 		e.units = make(map[entryAt]string)
 	}
-	if _, ok := e.units[at]; ok {
+	known, ok := e.units[at]
+	if ok && (known != "" || unit == "") {
 		return
 	}
-	if len(e.units) >= maxEntryUnits {
+	if !ok && len(e.units) >= maxEntryUnits {
 		kept := make(map[entryAt]string, len(e.window)+1)
 		for _, w := range e.window {
 			if u, ok := e.units[w]; ok {
@@ -64,8 +63,8 @@ func (e *entryUnits) learnLocked(at entryAt, unit string) {
 func (e *entryUnits) unit(at entryAt) (string, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	u, ok := e.units[at]
-	return u, ok
+	u := e.units[at]
+	return u, u != ""
 }
 
 // saw records the pending windows and idle candidates of a first look, so
@@ -109,10 +108,21 @@ func (e *entryUnits) toRange() []entryAt {
 	return out
 }
 
-// learnRanged records what XRANGE of one entry returned, when it names a
-// unit.
-func (e *entryUnits) learnRanged(at entryAt, f entryFields) {
-	if f.exists && f.hasID {
-		e.learn(at, f.id)
+// learnRanged records what XRANGE of one entry returned. An entry that
+// names no unit is remembered as such, so that it is not ranged again by
+// every first look while it stays pending; the reclaim that reaches it
+// drops it or reports it.
+func (e *entryUnits) learnRanged(at entryAt, r rueidis.RedisResult) {
+	if r.Error() != nil {
+		return // the read failed: nothing is known of the entry
 	}
+	e.learnFields(at, parseEntry(r))
+}
+
+func (e *entryUnits) learnFields(at entryAt, f entryFields) {
+	unit := ""
+	if f.exists && f.hasID {
+		unit = f.id
+	}
+	e.learn(at, unit)
 }

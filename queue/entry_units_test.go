@@ -25,9 +25,11 @@ func TestEntryUnits(t *testing.T) {
 		e.saw([]streamScan{scan(StreamPriority, "5-0", "5-0"), scan(StreamUnits, "", "1-0", "2-0")})
 		assert.Equal(t, []entryAt{at(StreamPriority, "5-0"), at(StreamUnits, "2-0")}, e.toRange(),
 			"unknown entries of the windows, the candidate once though also in its window")
-		e.learnRanged(at(StreamPriority, "5-0"), entryFields{exists: true, hasID: true, id: "u5"})
-		e.learnRanged(at(StreamUnits, "2-0"), entryFields{}) // deleted: nothing to learn
-		assert.Equal(t, []entryAt{at(StreamUnits, "2-0")}, e.toRange())
+		e.learnFields(at(StreamPriority, "5-0"), entryFields{exists: true, hasID: true, id: "u5"})
+		e.learnFields(at(StreamUnits, "2-0"), entryFields{}) // deleted: names no unit
+		assert.Empty(t, e.toRange(), "ranged once, whatever it held")
+		_, ok := e.unit(at(StreamUnits, "2-0"))
+		assert.False(t, ok)
 		u, ok := e.unit(at(StreamPriority, "5-0"))
 		assert.True(t, ok)
 		assert.Equal(t, "u5", u)
@@ -39,8 +41,13 @@ func TestEntryUnits(t *testing.T) {
 		var e entryUnits
 		e.learn(at(StreamUnits, "1-0"), "u1")
 		e.learn(at(StreamUnits, "1-0"), "other")
+		e.learnFields(at(StreamUnits, "1-0"), entryFields{})
 		u, _ := e.unit(at(StreamUnits, "1-0"))
 		assert.Equal(t, "u1", u)
+		e.learnFields(at(StreamUnits, "2-0"), entryFields{})
+		e.learn(at(StreamUnits, "2-0"), "u2") // read by a worker after all
+		u, _ = e.unit(at(StreamUnits, "2-0"))
+		assert.Equal(t, "u2", u)
 	})
 
 	t.Run("bounded: past the bound only the latest windows are kept", func(t *testing.T) {

@@ -144,7 +144,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			b.consumers.learn(first[len(first)-1])
 		}
 		for i, at := range learning {
-			b.entries.learnRanged(at, parseEntry(first[2+scanReplies+i]))
+			b.entries.learnRanged(at, first[2+scanReplies+i])
 		}
 		if n, err := first[0].AsInt64(); err != nil {
 			return nil, errUnwatched{err}
@@ -244,7 +244,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		pos := 1 + scanReplies
 		for _, at := range ranged {
 			fields[at] = parseEntry(second[pos])
-			b.entries.learnRanged(at, fields[at])
+			b.entries.learnRanged(at, second[pos])
 			pos++
 		}
 		prefetched := map[string]string{}

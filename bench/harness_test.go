@@ -373,6 +373,9 @@ func TestBench(t *testing.T) {
 		}
 		rep.wire[s] = p
 	}
+	if rep.other, err = measureOtherModes(ctx, e); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, n := range cfg.workers {
 		for round := range cfg.rounds {

@@ -25,6 +25,7 @@ type report struct {
 	started      time.Time
 	redisVersion string
 	wire         map[string]wireProfile
+	other        otherModes
 	runs         map[runKey][]*run
 	load         [2]string // /proc/loadavg at start and end
 	network      string    // how the clients reach the server
@@ -251,6 +252,8 @@ func (rep *report) print(out io.Writer) {
 		}
 	}
 
+	rep.other.print(out)
+
 	rep.printCommands(out)
 	if len(rep.sides) == 2 {
 		rep.printTargets(out)
@@ -323,4 +326,13 @@ func (rep *report) printTargets(out io.Writer) {
 			tr, wantT, verdict(tr >= wantT), ur, verdict(ur <= 0.5), cr, verdict(cr <= 0.5), aborts, wantA, okA)
 	}
 	tw.Flush()
+	fenced := int64(0)
+	if p, ok := rep.wire[sideOurs]; ok {
+		for m := range nModes {
+			fenced = max(fenced, int64(p.roundTrips[m]+0.5))
+		}
+	}
+	o := rep.other
+	fmt.Fprintf(out, "round trips, ours: fenced %d (want 2) %s; reclaim that claims %d seen before, %d new (want 3) %s; liveness %d, prebuilt %d (want 1) %s\n",
+		fenced, verdict(fenced <= 2), o.reclaimSeen, o.reclaimNew, verdict(o.reclaimSeen <= 3), o.liveness, o.prebuilt, verdict(o.liveness <= 1 && o.prebuilt <= 1))
 }

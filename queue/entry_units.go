@@ -108,15 +108,16 @@ func (e *entryUnits) toRange() []entryAt {
 	return out
 }
 
-// learnRanged records what XRANGE of one entry returned. An entry that
-// names no unit is remembered as such, so that it is not ranged again by
-// every first look while it stays pending; the reclaim that reaches it
-// drops it or reports it.
-func (e *entryUnits) learnRanged(at entryAt, r rueidis.RedisResult) {
-	if r.Error() != nil {
-		return // the read failed: nothing is known of the entry
+// learnRanged records what XRANGE of one entry returned, and returns it
+// parsed. An entry that names no unit is remembered as such, so that it is
+// not ranged again by every first look while it stays pending; the reclaim
+// that reaches it drops it or reports it.
+func (e *entryUnits) learnRanged(at entryAt, r rueidis.RedisResult) entryFields {
+	f := parseEntry(r)
+	if r.Error() == nil { // else the read failed: nothing is known of the entry
+		e.learnFields(at, f)
 	}
-	e.learnFields(at, parseEntry(r))
+	return f
 }
 
 func (e *entryUnits) learnFields(at entryAt, f entryFields) {

@@ -243,8 +243,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		fields := make(map[entryAt]entryFields, len(ranged))
 		pos := 1 + scanReplies
 		for _, at := range ranged {
-			fields[at] = parseEntry(second[pos])
-			b.entries.learnRanged(at, second[pos])
+			fields[at] = b.entries.learnRanged(at, second[pos])
 			pos++
 		}
 		prefetched := map[string]string{}

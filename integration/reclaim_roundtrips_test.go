@@ -2,6 +2,8 @@ package integration
 
 import (
 	"context"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,46 +15,84 @@ import (
 )
 
 // roundTripClient is a rueidis.Client that counts its round trips: one per
-// Do or DoMulti, on the shared connections or on a dedicated one.
+// Do or DoMulti, on the shared connections or on a dedicated one. With a
+// log, it also keeps every command it sends.
 type roundTripClient struct {
 	rueidis.Client
-	n *atomic.Int64
+	n   *atomic.Int64
+	log *commandLog
 }
 
 func (c roundTripClient) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
 	c.n.Add(1)
+	c.log.add(cmd)
 	return c.Client.Do(ctx, cmd)
 }
 
 func (c roundTripClient) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 	c.n.Add(1)
+	c.log.add(cmds...)
 	return c.Client.DoMulti(ctx, cmds...)
 }
 
 func (c roundTripClient) Dedicated(fn func(rueidis.DedicatedClient) error) error {
 	return c.Client.Dedicated(func(d rueidis.DedicatedClient) error {
-		return fn(roundTripDedicated{d, c.n})
+		return fn(roundTripDedicated{d, c})
 	})
 }
 
 func (c roundTripClient) Dedicate() (rueidis.DedicatedClient, func()) {
 	d, cancel := c.Client.Dedicate()
-	return roundTripDedicated{d, c.n}, cancel
+	return roundTripDedicated{d, c}, cancel
 }
 
+// roundTripDedicated counts and logs for the roundTripClient it came from.
 type roundTripDedicated struct {
 	rueidis.DedicatedClient
-	n *atomic.Int64
+	of roundTripClient
 }
 
 func (c roundTripDedicated) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
-	c.n.Add(1)
+	c.of.n.Add(1)
+	c.of.log.add(cmd)
 	return c.DedicatedClient.Do(ctx, cmd)
 }
 
 func (c roundTripDedicated) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
-	c.n.Add(1)
+	c.of.n.Add(1)
+	c.of.log.add(cmds...)
 	return c.DedicatedClient.DoMulti(ctx, cmds...)
+}
+
+// commandLog keeps the commands a roundTripClient sent, each as its words.
+// A nil log keeps nothing.
+type commandLog struct {
+	mu   sync.Mutex
+	cmds [][]string
+}
+
+func (l *commandLog) add(cmds ...rueidis.Completed) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, cmd := range cmds {
+		l.cmds = append(l.cmds, slices.Clone(cmd.Commands()))
+	}
+}
+
+// count returns how many of the logged commands are name on key.
+func (l *commandLog) count(name, key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, c := range l.cmds {
+		if len(c) > 1 && c[0] == name && c[1] == key {
+			n++
+		}
+	}
+	return n
 }
 
 // countedBuild opens e's build a second time, as another process would,
@@ -60,7 +100,7 @@ func (c roundTripDedicated) DoMulti(ctx context.Context, cmds ...rueidis.Complet
 func (e *env) countedBuild() (*queue.Build, *atomic.Int64) {
 	e.t.Helper()
 	n := &atomic.Int64{}
-	b, err := queue.OpenKeys(roundTripClient{e.client, n}, e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
+	b, err := queue.OpenKeys(roundTripClient{Client: e.client, n: n}, e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
 	require.NoError(e.t, err)
 	return b, n
 }

@@ -291,7 +291,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 	if tail {
 		shared += tailReadCount
 	}
-	err := b.commit(ctx, ops[0].mode, gs[0].worker, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	err := b.commit(ctx, ops[0].mode, gs[0].worker, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
 		cmds := make(rueidis.Commands, 0, shared+3*len(ops))
 		cmds = append(cmds, c.B().Watch().Key(watch...).Build(), c.B().Exists().Key(k.Meta).Build(), c.B().Time().Build())
 		if tail {
@@ -333,7 +333,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 					continue
 				}
 			}
-			w, err := op.decide(c, h, gs[i], ts, token)
+			w, err := op.decide(c, h, gs[i], ts, t.token)
 			if err != nil {
 				op.err = err
 				continue
@@ -341,7 +341,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 			if i > 0 {
 				// The runner records the token on the first op's worker
 				// guard; every other worker whose record changes gets it too.
-				writes = append(writes, b.recordToken(c, gs[i].worker, token)...)
+				writes = append(writes, b.recordToken(c, t, gs[i].worker)...)
 			}
 			writes = append(writes, w...)
 		}

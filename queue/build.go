@@ -84,7 +84,10 @@ type Build struct {
 
 	consumers *consumerPolicy // see consumer.go
 	entries   *entryUnits     // see entry_units.go
-	batches   batcher         // see batch.go
+	// workerGuards remembers the worker guards this Build's commits wrote
+	// (see worker_guards.go).
+	workerGuards *workerGuards
+	batches      batcher // see batch.go
 }
 
 // Open returns the build buildID on client, under the key layout of
@@ -109,7 +112,8 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{}}, nil
+	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
+		workerGuards: &workerGuards{keep: guardKeep(o.TTL, o.ResolveWait)}}, nil
 }
 
 // Keys returns the build's key names.

@@ -23,7 +23,7 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 		}
 	}
 	wguard := b.keys.workerGuard(worker)
-	return b.commit(ctx, ModeLiveness, wguard, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	return b.commit(ctx, ModeLiveness, wguard, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
 		res := c.DoMulti(ctx,
 			c.B().Watch().Key(wguard).Build(),
 			c.B().Exists().Key(b.keys.Meta).Build(),

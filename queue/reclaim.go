@@ -120,7 +120,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 	var corrupt error
 	var consumers []Stream // streams whose group the commit makes worker a consumer of
 	wguard := b.keys.workerGuard(worker)
-	err = b.commit(ctx, ModeReclaim, wguard, func(ctx context.Context, c rueidis.DedicatedClient, token string) (rueidis.Commands, error) {
+	err = b.commit(ctx, ModeReclaim, wguard, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
 		out, corrupt, consumers = Reclaimed{}, nil, consumers[:0]
 		k := b.keys
 		// First look, unwatched: usually nothing is idle and nothing was
@@ -335,7 +335,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 				// XAUTOCLAIM drops an entry deleted from the stream from the
 				// pending list, and that ends its walk of this stream.
 				writes = append(writes, c.B().Xack().Key(k.stream(sc.stream)).Group(Group).Id(w.drop).Build())
-				writes = append(writes, b.dropGuard(c, k.entryGuard(sc.stream, w.drop), token)...)
+				writes = append(writes, b.dropGuard(c, k.entryGuard(sc.stream, w.drop), t.token)...)
 				continue
 			}
 			if w.claim < 0 {
@@ -353,7 +353,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			guard := k.entryGuard(sc.stream, row.EntryID)
 			writes = append(writes,
 				c.B().Xclaim().Key(k.stream(sc.stream)).Group(Group).Consumer(worker).MinIdleTime("0").Id(row.EntryID).Build(),
-				b.setGuard(c, guard, token))
+				b.setGuard(c, guard, t.token))
 			rawState, ok := states[f.id]
 			if !ok {
 				corrupt = fmt.Errorf("%w: unit_state of %q is missing (reclaimed %s %s)", ErrCorrupt, f.id, sc.stream, row.EntryID)
@@ -373,7 +373,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 					return nil, err
 				}
 				out.Status = ReclaimFinalized
-				writes = b.finalizeEntry(c, sc.stream, row.EntryID, guard, token, ev, writes)
+				writes = b.finalizeEntry(c, sc.stream, row.EntryID, guard, t.token, ev, writes)
 				writes = append(writes, b.touchWorker(c, worker, rec, now, keepCurrent, 0))
 				return b.renew(c, writes), nil
 			}

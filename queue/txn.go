@@ -19,10 +19,11 @@ import (
 
 // attempt is one optimistic try of a transition. On the dedicated connection
 // c it WATCHes its guards, reads, decides, and returns the writes to commit
-// (nil: nothing to commit, the decision is final). token identifies this try:
-// writes that set a guard key store it. The runner adds MULTI, EXEC and the
-// worker guard write.
-type attempt func(ctx context.Context, c rueidis.DedicatedClient, token string) (writes rueidis.Commands, err error)
+// (nil: nothing to commit, the decision is final). t.token identifies this
+// try: writes that set a guard key store it, and the worker guards other
+// than the runner's are written through recordToken. The runner adds MULTI,
+// EXEC and its worker guard write.
+type attempt func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (writes rueidis.Commands, err error)
 
 // errUnwatched wraps a final decision taken before anything was WATCHed, so
 // that the runner need not spend a round trip on UNWATCH.
@@ -62,11 +63,11 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		token := newToken()
+		t := &txn{token: newToken(), sent: time.Now()}
 		var ambiguous bool
 		var err error
 		err = client.Dedicated(func(c rueidis.DedicatedClient) error {
-			writes, err := try(dctx, c, token)
+			writes, err := try(dctx, c, t)
 			if u, ok := err.(errUnwatched); ok {
 				return u.err
 			}
@@ -74,17 +75,28 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 				unwatch(c)
 				return err
 			}
-			cmds := make(rueidis.Commands, 0, len(writes)+3)
+			cmds := make(rueidis.Commands, 0, len(writes)+5)
 			cmds = append(cmds, c.B().Multi().Build())
 			cmds = append(cmds, writes...)
-			cmds = append(cmds, b.recordToken(c, workerGuard, token)...)
+			cmds = append(cmds, b.recordToken(c, t, workerGuard)...)
 			cmds = append(cmds, c.B().Exec().Build())
+			pushes := unrenewedPushes(t, cmds[1:len(cmds)-1])
 			res := c.DoMulti(dctx, cmds...)
 			ambiguous, err = execOutcome(res, "commit")
+			if err == nil {
+				b.workerGuards.applied(t.records, t.sent)
+				replies, _ := res[len(res)-1].ToArray() // execOutcome read it
+				b.renewCreated(dctx, c, guardsCreated(pushes, replies))
+			}
 			return err
 		})
 		if ambiguous {
-			applied, rerr := b.resolve(ctx, workerGuard, token)
+			// Whether the commit created a guard without its TTL is not
+			// known: the next commit renews them all.
+			for _, r := range t.records {
+				b.workerGuards.lapsed(r.key)
+			}
+			applied, rerr := b.resolve(ctx, workerGuard, t.token)
 			switch {
 			case rerr != nil:
 				return fmt.Errorf("%w: %v (then %v)", ErrOutcomeUnknown, err, rerr)
@@ -184,7 +196,7 @@ func (b *Build) resolveOnce(ctx context.Context, workerGuard, token string) (app
 			return nil
 		}
 		cmds := rueidis.Commands{c.B().Multi().Build()}
-		cmds = append(cmds, b.recordToken(c, workerGuard, newToken())...)
+		cmds = append(cmds, fullTokenRecord(c, workerGuard, newToken(), b.ttlMS)...)
 		res = c.DoMulti(ctx, append(cmds, c.B().Exec().Build())...)
 		exec := res[len(res)-1]
 		if err := exec.Error(); err != nil {
@@ -362,13 +374,28 @@ func Transient(err error) bool {
 // committed after it.
 const recentTokens = 64
 
-// recordToken writes token at the head of the worker's guard, a list of its
-// recentTokens last commits: the write every watcher of the guard sees.
-func (b *Build) recordToken(c rueidis.DedicatedClient, workerGuard, token string) rueidis.Commands {
+// fullTokenRecord writes token at the head of a worker's guard, trims it to
+// its recentTokens last commits and gives it its TTL, whatever the Build
+// remembers of it: the write of a resolution, rare and left out of the
+// memory (see recordToken for the commits').
+func fullTokenRecord(c rueidis.DedicatedClient, workerGuard, token string, ttlMS int64) rueidis.Commands {
 	return rueidis.Commands{
 		c.B().Lpush().Key(workerGuard).Element(token).Build(),
 		c.B().Ltrim().Key(workerGuard).Start(0).Stop(recentTokens - 1).Build(),
-		c.B().Pexpire().Key(workerGuard).Milliseconds(b.ttlMS).Build(),
+		c.B().Pexpire().Key(workerGuard).Milliseconds(ttlMS).Build(),
+	}
+}
+
+// renewCreated gives its TTL to each worker guard a commit just re-created
+// without one (see guardsCreated). The commit stands whatever this does: a
+// guard left without its TTL here is renewed by its next commit.
+func (b *Build) renewCreated(ctx context.Context, c rueidis.DedicatedClient, keys []string) {
+	for _, key := range keys {
+		b.workerGuards.lapsed(key)
+		sent := time.Now()
+		if err := c.Do(ctx, c.B().Pexpire().Key(key).Milliseconds(b.ttlMS).Build()).Error(); err == nil {
+			b.workerGuards.renewed(key, sent)
+		}
 	}
 }
 

@@ -1,0 +1,74 @@
+package integration
+
+import (
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hopper-queue/hopper/fence"
+	"github.com/hopper-queue/hopper/queue"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestWorkerGuardUpkeep: a Build gives a worker's guard its TTL and trims
+// its token list only when due, not in every commit, and the guard still
+// never grows past its bound nor goes without an expiry, even when it
+// vanishes under the Build. (That a lost commit is still found among the
+// tokens, the fault tests show.)
+func TestWorkerGuardUpkeep(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1"}, nil)
+	r := e.reservation("w1")
+	log := &commandLog{}
+	b, err := queue.OpenKeys(roundTripClient{Client: e.client, n: &atomic.Int64{}, log: log}, e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
+	require.NoError(t, err)
+	guard := fence.WorkerKey(strings.TrimSuffix(e.keys.Meta, "meta"), "w1")
+	guardTTL := func() int64 {
+		t.Helper()
+		ms, err := e.do("PTTL", guard).AsInt64()
+		require.NoError(t, err)
+		return ms
+	}
+
+	const beats = 200
+	for i := range beats {
+		require.NoError(t, b.Heartbeat(e.ctx, r), "heartbeat %d", i+1)
+		ttl := guardTTL()
+		require.True(t, ttl > 0 && ttl <= ttlMS, "heartbeat %d: the guard's TTL is %d ms, want 0 < TTL <= %d", i+1, ttl, ttlMS)
+	}
+	assert.Equal(t, beats, log.count("LPUSH", guard), "every commit pushes its token")
+	assert.Equal(t, 1, log.count("PEXPIRE", guard), "the guard's TTL is set once: it runs far longer than these heartbeats")
+	trims := log.count("LTRIM", guard)
+	assert.True(t, trims >= beats/20 && trims <= beats/10, "%d LTRIMs in %d commits, want one in every 10 to 20", trims, beats)
+	n, err := e.do("LLEN", guard).AsInt64()
+	require.NoError(t, err)
+	assert.True(t, n >= 64 && n <= 80, "the guard keeps %d tokens after %d commits, want 64 to 80", n, beats)
+
+	// The guard vanishes (a restart from a snapshot taken before it, a
+	// flush, an eviction): the next commit re-creates it, and gives it its
+	// TTL at once although the Build remembers renewing it.
+	require.NoError(t, e.do("DEL", guard).Error())
+	require.NoError(t, b.Heartbeat(e.ctx, r))
+	ttl := guardTTL()
+	assert.True(t, ttl > 0 && ttl <= ttlMS, "the re-created guard's TTL is %d ms, want 0 < TTL <= %d", ttl, ttlMS)
+	assert.Equal(t, 2, log.count("PEXPIRE", guard))
+	require.NoError(t, b.Heartbeat(e.ctx, r))
+	assert.Equal(t, 2, log.count("PEXPIRE", guard), "once renewed, the guard's TTL is trusted again")
+
+	// Another process of the same worker id keeps its own memory: its
+	// first commit renews and trims, and the list stays bounded.
+	other, err := queue.OpenKeys(roundTripClient{Client: e.client, n: &atomic.Int64{}, log: log}, e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
+	require.NoError(t, err)
+	require.NoError(t, other.Heartbeat(e.ctx, r))
+	assert.Equal(t, 3, log.count("PEXPIRE", guard))
+	for range beats {
+		require.NoError(t, b.Heartbeat(e.ctx, r))
+		require.NoError(t, other.Heartbeat(e.ctx, r))
+	}
+	n, err = e.do("LLEN", guard).AsInt64()
+	require.NoError(t, err)
+	assert.True(t, n >= 64 && n <= 64+2*16, "two processes leave %d tokens, want 64 to 96", n)
+	e.requireTTLs()
+}

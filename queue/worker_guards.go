@@ -1,0 +1,201 @@
+package queue
+
+import (
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// Every commit pushes its token onto the acting worker's guard, a list (see
+// recordToken). Keeping that list bounded and expiring took two more
+// commands in every commit, LTRIM and PEXPIRE, for every worker of a batch:
+// at 128 workers about a tenth of the server's time (make bench). Neither
+// is needed that often.
+// The list only has to keep the tokens a lost commit's resolution may look
+// for, and a TTL set a while ago is still running. So a Build remembers,
+// per worker guard, when it last gave the guard its TTL and how many tokens
+// it pushed since it last trimmed it, and sends each command only when it
+// is due:
+//
+//   - PEXPIRE when the TTL this Build set is older than guardKeep (half the
+//     build's TTL), so the guard never has less than half of it left when a
+//     commit lands, far more than a resolution takes (ResolveWait);
+//   - LTRIM on one push in trimEvery, so the list never holds more than
+//     recentTokens+trimEvery of this Build's tokens (and as many more per
+//     other process acting under the same worker id, each trimming too).
+//
+// A guard that vanished under the Build (a Redis restart without the
+// guard, a flush, an eviction) is re-created by the commit's LPUSH without
+// a TTL: LPUSH then replies 1, and the commit gives it its TTL right after
+// EXEC, in one more command on the same connection (see guardsCreated).
+// When that command fails, or the commit's reply was lost, the Build
+// forgets the guard's TTL and its next commit renews it. A wrong memory
+// costs a command, and never takes a token from a resolution: the list
+// keeps at least the last recentTokens.
+
+// trimEvery is how many tokens a Build pushes onto one worker guard per
+// LTRIM.
+const trimEvery = 16
+
+// maxGuardMemos bounds the worker guards a Build remembers; past it, it
+// forgets them all, which costs each one PEXPIRE and LTRIM once more.
+const maxGuardMemos = 4096
+
+// workerGuards is a Build's memory of the worker guards it wrote.
+type workerGuards struct {
+	mu    sync.Mutex
+	memos map[string]guardMemo
+	keep  time.Duration // how long a TTL this Build set is trusted; 0: never
+}
+
+type guardMemo struct {
+	renewed time.Time // when a commit that gave the guard its TTL was sent
+	pushed  int       // tokens pushed since the last trim known applied
+}
+
+// guardRecord is what one commit writes to one worker guard besides its
+// token.
+type guardRecord struct {
+	key         string
+	renew, trim bool
+}
+
+// guardKeep is how long a worker guard's TTL, set by a commit, is trusted
+// to run: half the build's TTL, or nothing when half the TTL would not
+// outlast a resolution with room to spare.
+func guardKeep(ttl, resolveWait time.Duration) time.Duration {
+	if ttl/2 < 2*resolveWait+time.Second {
+		return 0
+	}
+	return ttl / 2
+}
+
+// plan decides what a commit sent at now writes to the guard key.
+func (w *workerGuards) plan(key string, now time.Time) guardRecord {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.memos == nil {
+		w.memos = map[string]guardMemo{}
+	}
+	m, known := w.memos[key]
+	if !known && len(w.memos) >= maxGuardMemos {
+		clear(w.memos)
+	}
+	r := guardRecord{
+		key:   key,
+		renew: !known || w.keep == 0 || m.renewed.IsZero() || now.Sub(m.renewed) >= w.keep,
+		trim:  !known || m.pushed+1 >= trimEvery,
+	}
+	m.pushed++
+	w.memos[key] = m
+	return r
+}
+
+// applied records the commit sent at sent, which wrote records, as applied.
+func (w *workerGuards) applied(records []guardRecord, sent time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, r := range records {
+		m, known := w.memos[r.key]
+		if !known {
+			continue // forgotten meanwhile: the next commit renews and trims
+		}
+		if r.renew {
+			m.renewed = sent
+		}
+		if r.trim {
+			m.pushed = 0
+		}
+		w.memos[r.key] = m
+	}
+}
+
+// lapsed forgets the TTL of a guard that a commit re-created, or whose
+// commit's outcome is not known: the next commit renews it, unless a
+// follow-up PEXPIRE is known to land first (renewed).
+func (w *workerGuards) lapsed(key string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if m, known := w.memos[key]; known {
+		m.renewed = time.Time{}
+		w.memos[key] = m
+	}
+}
+
+// renewed records a follow-up PEXPIRE of key, sent at sent, as applied.
+func (w *workerGuards) renewed(key string, sent time.Time) {
+	w.applied([]guardRecord{{key: key, renew: true}}, sent)
+}
+
+// txn is one attempt of a commit: its token, and what it writes to worker
+// guards, for the Build's memory once the commit is known applied.
+type txn struct {
+	token   string
+	sent    time.Time
+	records []guardRecord
+}
+
+// recordToken writes t's token at the head of a worker's guard, a list of
+// its last commits: the write every watcher of the guard sees, and what a
+// lost commit's resolution looks for. The guard's TTL and its bound are
+// kept up when due (see workerGuards).
+func (b *Build) recordToken(c rueidis.DedicatedClient, t *txn, workerGuard string) rueidis.Commands {
+	r := b.workerGuards.plan(workerGuard, t.sent)
+	t.records = append(t.records, r)
+	cmds := rueidis.Commands{c.B().Lpush().Key(workerGuard).Element(t.token).Build()}
+	if r.trim {
+		cmds = append(cmds, c.B().Ltrim().Key(workerGuard).Start(0).Stop(recentTokens-1).Build())
+	}
+	if r.renew {
+		cmds = append(cmds, c.B().Pexpire().Key(workerGuard).Milliseconds(b.ttlMS).Build())
+	}
+	return cmds
+}
+
+// guardPush is where, among a commit's commands inside MULTI, the LPUSH
+// of a guard the commit does not renew sits: its reply tells whether the
+// commit created the guard.
+type guardPush struct {
+	at  int
+	key string
+}
+
+// unrenewedPushes locates the LPUSHes of t's records that do not renew
+// their guard among cmds, the commands inside MULTI; the records are in the
+// order of their LPUSHes. It must run before cmds are sent: rueidis
+// recycles a command once it is done.
+func unrenewedPushes(t *txn, cmds rueidis.Commands) []guardPush {
+	var pushes []guardPush
+	j := 0
+	for i, cmd := range cmds {
+		if j == len(t.records) {
+			break
+		}
+		r := t.records[j]
+		parts := cmd.Commands()
+		if len(parts) != 3 || parts[0] != "LPUSH" || parts[1] != r.key || parts[2] != t.token {
+			continue
+		}
+		if !r.renew {
+			pushes = append(pushes, guardPush{at: i, key: r.key})
+		}
+		j++
+	}
+	return pushes
+}
+
+// guardsCreated returns the guards of pushes that an applied commit, whose
+// EXEC replied replies, created without a TTL: their LPUSH replied 1.
+func guardsCreated(pushes []guardPush, replies []rueidis.RedisMessage) []string {
+	var created []string
+	for _, p := range pushes {
+		if p.at >= len(replies) {
+			continue
+		}
+		if n, err := replies[p.at].AsInt64(); err == nil && n == 1 {
+			created = append(created, p.key)
+		}
+	}
+	return created
+}

@@ -111,15 +111,16 @@ func requeueAborts(t *testing.T, reader *sdkmetric.ManualReader) int64 {
 }
 
 // execProxy forwards a client's connections to Redis and counts the EXECs
-// they send; when armed with n, it holds the next n EXECs back for a while
-// (each on its own connection), so that the transitions arriving meanwhile
-// queue up behind them.
+// they send, and their HGETs and HMGETs; when armed with n, it holds the
+// next n EXECs back for a while (each on its own connection), so that the
+// transitions arriving meanwhile queue up behind them.
 type execProxy struct {
 	*tcpProxy
-	hold  time.Duration
-	armed atomic.Int32  // EXECs still to hold
-	held  chan struct{} // receives once per held EXEC
-	execs atomic.Int32
+	hold          time.Duration
+	armed         atomic.Int32  // EXECs still to hold
+	held          chan struct{} // receives once per held EXEC
+	execs         atomic.Int32
+	hgets, hmgets atomic.Int32
 }
 
 func newExecProxy(t testing.TB, hold time.Duration) *execProxy {
@@ -134,6 +135,8 @@ func newExecProxy(t testing.TB, hold time.Duration) *execProxy {
 				n, err := down.Read(buf)
 				if n > 0 {
 					chunk := buf[:n]
+					p.hgets.Add(int32(bytes.Count(chunk, []byte("$4\r\nHGET\r\n"))))
+					p.hmgets.Add(int32(bytes.Count(chunk, []byte("$5\r\nHMGET\r\n"))))
 					if k := bytes.Count(chunk, []byte("EXEC\r\n")); k > 0 {
 						p.execs.Add(int32(k))
 						if p.armed.Add(-1) >= 0 {
@@ -343,6 +346,11 @@ func TestFencedBatch(t *testing.T) {
 	// The four held; then one batch of w04..w10 but the second of w04; then
 	// that one.
 	assert.EqualValues(t, 6, proxy.execs.Load()-before, "commits")
+	// Each commit read its workers' records in one HMGET, and the units'
+	// states in one more when it held more than heartbeats: 4 heartbeats
+	// alone, then 2 and 2, and the requeue's budgets one (meta's).
+	assert.EqualValues(t, 4+2+2+1, proxy.hmgets.Load(), "HMGETs")
+	assert.Zero(t, proxy.hgets.Load(), "HGETs")
 	meta := e.hash(e.keys.Meta)
 	// w07 before; then w05, w09, w04, and w10, whose requeue is past the
 	// build's max_requeues of 0.

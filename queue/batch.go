@@ -292,14 +292,12 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 		shared += tailReadCount
 	}
 	err := b.commit(ctx, ops[0].mode, gs[0].worker, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
-		cmds := make(rueidis.Commands, 0, shared+3*len(ops))
+		cmds := make(rueidis.Commands, 0, shared+2+len(ops))
 		cmds = append(cmds, c.B().Watch().Key(watch...).Build(), c.B().Exists().Key(k.Meta).Build(), c.B().Time().Build())
 		if tail {
 			cmds = append(cmds, tailReads(b, c)...)
 		}
-		for _, op := range ops {
-			cmds = b.appendEntryReads(cmds, c, op.r, op.readsState())
-		}
+		cmds, reads := b.appendBatchReads(cmds, c, ops)
 		res := c.DoMulti(ctx, cmds...)
 		if err := res[0].Error(); err != nil {
 			return nil, err
@@ -321,19 +319,15 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 			}
 		}
 		var writes rueidis.Commands
-		pos := shared
-		for i, op := range ops {
+		for _, op := range ops {
 			op.err = nil
-			h := common
-			n := entryReadCount(op.readsState())
-			reads := res[pos : pos+n]
-			pos += n
-			if h.metaExists {
-				if op.err = h.parseEntry(k, op.r, reads); op.err != nil {
-					continue
-				}
+		}
+		hs := reads.parse(k, ops, common, res[shared:shared+reads.count(len(ops))])
+		for i, op := range ops {
+			if op.err != nil {
+				continue
 			}
-			w, err := op.decide(c, h, gs[i], ts, t.token)
+			w, err := op.decide(c, hs[i], gs[i], ts, t.token)
 			if err != nil {
 				op.err = err
 				continue

@@ -28,18 +28,104 @@ type held struct {
 	now        int64
 }
 
-// parseEntry fills in what a fenced transition reads of one reservation,
-// the replies of appendEntryReads: the entry's pending row, the unit's state
-// when it was read, and the worker's record.
-func (h *held) parseEntry(k Keys, r Reservation, reads []rueidis.RedisResult) error {
-	pending, worker := reads[0], reads[len(reads)-1]
-	withState := len(reads) == entryReadCount(true)
+// batchReads are the reads of a batch's transitions after those they share
+// (meta, the time, the tail): one HMGET of the workers' records, one HMGET
+// of the units' states for the transitions that decide on theirs (all but
+// the heartbeat, which decides on the pending row alone, as the
+// reference's does), then each transition's pending row. One HMGET for
+// many fields costs the server less than as many HGETs.
+type batchReads struct {
+	units int // fields of the states' HMGET; 0: not sent
+}
+
+// appendBatchReads appends the reads of ops, in the order parseBatchReads
+// takes them.
+func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp) (rueidis.Commands, batchReads) {
+	k := b.keys
+	workers := make([]string, len(ops))
+	var units []string
+	for i, op := range ops {
+		workers[i] = op.r.WorkerID
+		if op.readsState() {
+			units = append(units, op.r.UnitID)
+		}
+	}
+	cmds = append(cmds, c.B().Hmget().Key(k.Workers).Field(workers...).Build())
+	if len(units) > 0 {
+		cmds = append(cmds, c.B().Hmget().Key(k.UnitState).Field(units...).Build())
+	}
+	for _, op := range ops {
+		cmds = append(cmds, c.B().Xpending().Key(k.stream(op.r.Stream)).Group(Group).Start(op.r.EntryID).End(op.r.EntryID).Count(1).Build())
+	}
+	return cmds, batchReads{units: len(units)}
+}
+
+// count is how many replies the reads take.
+func (br batchReads) count(ops int) int {
+	if br.units > 0 {
+		return 2 + ops
+	}
+	return 1 + ops
+}
+
+// parse fills in hs[i], from common, with what ops[i] read, or sets
+// ops[i].err when its reads failed or do not parse (that op alone, as far
+// as the replies allow: a failed HMGET fails every op that needs it).
+func (br batchReads) parse(k Keys, ops []*fencedOp, common held, res []rueidis.RedisResult) []held {
+	hs := make([]held, len(ops))
+	workers, werr := fieldValues(res[0], len(ops), "HMGET workers")
+	var states []rueidis.RedisMessage
+	var serr error
+	if br.units > 0 {
+		states, serr = fieldValues(res[1], br.units, "HMGET unit_state")
+	}
+	pending := res[br.count(len(ops))-len(ops):]
+	unit := 0
+	for i, op := range ops {
+		hs[i] = common
+		h := &hs[i]
+		var state *rueidis.RedisMessage
+		if op.readsState() {
+			if serr == nil {
+				state = &states[unit]
+			}
+			unit++
+		}
+		switch {
+		case !h.metaExists:
+		case werr != nil:
+			op.err = werr
+		case op.readsState() && serr != nil:
+			op.err = serr
+		default:
+			op.err = h.parseEntry(k, op.r, pending[i], state, workers[i])
+		}
+	}
+	return hs
+}
+
+// fieldValues reads an HMGET reply of n fields.
+func fieldValues(r rueidis.RedisResult, n int, what string) ([]rueidis.RedisMessage, error) {
+	vals, err := r.ToArray()
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) != n {
+		return nil, fmt.Errorf("queue: %s returned %d values for %d fields", what, len(vals), n)
+	}
+	return vals, nil
+}
+
+// parseEntry fills in what a fenced transition reads of one reservation:
+// the entry's pending row, the unit's state when it was read (state not
+// nil), and the worker's record.
+func (h *held) parseEntry(k Keys, r Reservation, pending rueidis.RedisResult, state *rueidis.RedisMessage, worker rueidis.RedisMessage) error {
 	var err error
 	if h.row, h.pending, err = pendingRow(pending); err != nil {
 		return fmt.Errorf("queue: XPENDING %s %s: %w", k.stream(r.Stream), r.EntryID, err)
 	}
-	if withState {
-		raw, found, err := optionalString(reads[1])
+	if state != nil {
+		raw, found, err := optionalField(*state)
 		if err != nil {
 			return err
 		}
@@ -50,7 +136,7 @@ func (h *held) parseEntry(k Keys, r Reservation, reads []rueidis.RedisResult) er
 			h.hasState = true
 		}
 	}
-	raw, found, err := optionalString(worker)
+	raw, found, err := optionalField(worker)
 	if err != nil {
 		return err
 	}
@@ -58,25 +144,13 @@ func (h *held) parseEntry(k Keys, r Reservation, reads []rueidis.RedisResult) er
 	return err
 }
 
-// entryReadCount is how many reads appendEntryReads appends.
-func entryReadCount(withState bool) int {
-	if withState {
-		return 3
+// optionalField reads one value of an HMGET reply, nil for a missing field.
+func optionalField(m rueidis.RedisMessage) (string, bool, error) {
+	if m.IsNil() {
+		return "", false, nil
 	}
-	return 2
-}
-
-// appendEntryReads appends the reads parseEntry takes, in its order: the
-// entry's pending row, the unit's state when withState, the worker's
-// record. A heartbeat decides on the row alone, as the reference's does, so
-// it neither fetches nor decodes the unit's state.
-func (b *Build) appendEntryReads(cmds rueidis.Commands, c rueidis.DedicatedClient, r Reservation, withState bool) rueidis.Commands {
-	k := b.keys
-	cmds = append(cmds, c.B().Xpending().Key(k.stream(r.Stream)).Group(Group).Start(r.EntryID).End(r.EntryID).Count(1).Build())
-	if withState {
-		cmds = append(cmds, c.B().Hget().Key(k.UnitState).Field(r.UnitID).Build())
-	}
-	return append(cmds, c.B().Hget().Key(k.Workers).Field(r.WorkerID).Build())
+	s, err := m.ToString()
+	return s, err == nil, err
 }
 
 // pendingRows parses an extended XPENDING reply: [id, consumer, idle, count]...

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/fence"
 	"github.com/hopper-queue/hopper/queue"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -121,7 +123,12 @@ type execProxy struct {
 	held          chan struct{} // receives once per held EXEC
 	execs         atomic.Int32
 	hgets, hmgets atomic.Int32
+	// writes counts the HSETs, XACKs, HINCRBYs and DELs.
+	writes [4]atomic.Int32
 }
+
+// proxiedWrites names execProxy.writes, as sent on the wire.
+var proxiedWrites = [4]string{"$4\r\nHSET\r\n", "$4\r\nXACK\r\n", "$7\r\nHINCRBY\r\n", "$3\r\nDEL\r\n"}
 
 func newExecProxy(t testing.TB, hold time.Duration) *execProxy {
 	t.Helper()
@@ -137,6 +144,9 @@ func newExecProxy(t testing.TB, hold time.Duration) *execProxy {
 					chunk := buf[:n]
 					p.hgets.Add(int32(bytes.Count(chunk, []byte("$4\r\nHGET\r\n"))))
 					p.hmgets.Add(int32(bytes.Count(chunk, []byte("$5\r\nHMGET\r\n"))))
+					for i, w := range proxiedWrites {
+						p.writes[i].Add(int32(bytes.Count(chunk, []byte(w))))
+					}
 					if k := bytes.Count(chunk, []byte("EXEC\r\n")); k > 0 {
 						p.execs.Add(int32(k))
 						if p.armed.Add(-1) >= 0 {
@@ -351,6 +361,30 @@ func TestFencedBatch(t *testing.T) {
 	// alone, then 2 and 2, and the requeue's budgets one (meta's).
 	assert.EqualValues(t, 4+2+2+1, proxy.hmgets.Load(), "HMGETs")
 	assert.Zero(t, proxy.hgets.Load(), "HGETs")
+	// The batch's writes of one kind to one key went as one command: an
+	// HSET of the six workers' records; an XACK of the three entries
+	// settled (w05, w09, and w10, whose requeue finalizes); a HINCRBY of
+	// meta's finalized_count by 3; a DEL of the three entry guards retired.
+	// The four heartbeats before and the finalize after sent their own.
+	writes := make([]int32, len(proxy.writes))
+	for i := range proxy.writes {
+		writes[i] = proxy.writes[i].Load()
+	}
+	assert.Equal(t, []int32{4 + 1 + 1, 1 + 1, 1 + 1, 1 + 1}, writes, "HSETs, XACKs, HINCRBYs, DELs")
+	// The merged DEL still came after each guard's SET: the guards of the
+	// entries settled are gone, the heartbeated one's is there.
+	prefix := strings.TrimSuffix(e.keys.Meta, "meta")
+	for i, settled := range map[int]bool{4: true, 5: true, 8: false, 9: true, 10: true} {
+		guard := fence.EntryKey(prefix, string(held[i].Stream), held[i].EntryID)
+		n, err := e.do("EXISTS", guard).AsInt64()
+		require.NoError(t, err)
+		assert.Equal(t, !settled, n == 1, "guard of w%02d's entry", i)
+	}
+	var pending []pendingRow
+	for _, i := range []int{0, 1, 2, 3, 6, 8} {
+		pending = append(pending, pendingRow{held[i].EntryID, held[i].WorkerID, 1})
+	}
+	assert.Equal(t, pending, e.pending(e.keys.Units), "the heartbeated and the abandoned entries stay pending, the rest were acked")
 	meta := e.hash(e.keys.Meta)
 	// w07 before; then w05, w09, w04, and w10, whose requeue is past the
 	// build's max_requeues of 0.

@@ -342,6 +342,9 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 		if len(writes) == 0 {
 			return nil, nil // every op was refused: nothing to commit
 		}
+		if len(ops) > 1 {
+			writes = mergeWrites(c, writes)
+		}
 		return b.renew(c, writes), nil
 	})
 	for _, op := range ops {

@@ -1,0 +1,121 @@
+package queue
+
+import (
+	"strconv"
+
+	"github.com/redis/rueidis"
+)
+
+// The transitions of one batch write the same keys the same way: each sets
+// its worker's field of the workers hash, each finalize acks its entry,
+// counts itself in meta and retires its entry guard. Redis takes many
+// fields, ids or keys in one command at about the cost of one, and what
+// every command costs the server around its work (reading it, queueing it
+// in MULTI, its reply) is most of what these cost. So a batch's writes
+// are merged before they are sent:
+//
+//   - HSET of one hash: one HSET of all the fields;
+//   - XACK of one stream and group: one XACK of all the ids;
+//   - HINCRBY of one field: one HINCRBY of the sum;
+//   - DEL: one DEL of all the keys.
+//
+// The merged command goes where the last of those it replaces stood, so
+// that each DEL still follows the SET before it (see dropGuard). Nothing
+// else a batch writes reads what these write, and the transitions of a
+// batch share no worker, unit or entry, so the state EXEC leaves is the one
+// the commands one by one would have left. The replies are not read but
+// for errors, which a merged command reports as its parts would have.
+
+// mergeKind names what a write does to which key, for merging.
+type mergeKind struct {
+	name, key, sub string // sub: XACK's group, HINCRBY's field
+}
+
+// mergeKindOf tells whether cmd (its words) is one that merges, and the
+// arguments it brings to the merged command.
+func mergeKindOf(parts []string) (mergeKind, []string, bool) {
+	switch {
+	case len(parts) >= 4 && len(parts)%2 == 0 && parts[0] == "HSET":
+		return mergeKind{name: "HSET", key: parts[1]}, parts[2:], true
+	case len(parts) >= 4 && parts[0] == "XACK":
+		return mergeKind{name: "XACK", key: parts[1], sub: parts[2]}, parts[3:], true
+	case len(parts) == 4 && parts[0] == "HINCRBY":
+		if _, err := strconv.ParseInt(parts[3], 10, 64); err == nil {
+			return mergeKind{name: "HINCRBY", key: parts[1], sub: parts[2]}, parts[3:], true
+		}
+	case len(parts) >= 2 && parts[0] == "DEL":
+		return mergeKind{name: "DEL"}, parts[1:], true
+	}
+	return mergeKind{}, nil, false
+}
+
+// mergeWrites returns writes with the commands of one kind merged, each at
+// the place of the last of its kind. It must run before writes are sent:
+// it reads their words, and rueidis recycles a command once it is done.
+func mergeWrites(c rueidis.DedicatedClient, writes rueidis.Commands) rueidis.Commands {
+	type group struct {
+		last int
+		n    int
+		args []string
+		sum  int64
+	}
+	groups := map[mergeKind]*group{}
+	kinds := make([]mergeKind, len(writes))
+	mergeable := make([]bool, len(writes))
+	for i, cmd := range writes {
+		kind, args, ok := mergeKindOf(cmd.Commands())
+		if !ok {
+			continue
+		}
+		kinds[i], mergeable[i] = kind, true
+		g := groups[kind]
+		if g == nil {
+			g = &group{}
+			groups[kind] = g
+		}
+		g.last, g.n = i, g.n+1
+		if kind.name == "HINCRBY" {
+			v, _ := strconv.ParseInt(args[0], 10, 64)
+			g.sum += v
+		} else {
+			g.args = append(g.args, args...)
+		}
+	}
+	merged := 0
+	for _, g := range groups {
+		if g.n > 1 {
+			merged += g.n - 1
+		}
+	}
+	if merged == 0 {
+		return writes
+	}
+	out := make(rueidis.Commands, 0, len(writes)-merged)
+	for i, cmd := range writes {
+		if !mergeable[i] {
+			out = append(out, cmd)
+			continue
+		}
+		kind := kinds[i]
+		g := groups[kind]
+		switch {
+		case g.n == 1:
+			out = append(out, cmd)
+		case i == g.last:
+			out = append(out, mergedCommand(c, kind, g.args, g.sum))
+		}
+	}
+	return out
+}
+
+func mergedCommand(c rueidis.DedicatedClient, kind mergeKind, args []string, sum int64) rueidis.Completed {
+	switch kind.name {
+	case "HSET":
+		return c.B().Arbitrary("HSET").Keys(kind.key).Args(args...).Build()
+	case "XACK":
+		return c.B().Arbitrary("XACK").Keys(kind.key).Args(append([]string{kind.sub}, args...)...).Build()
+	case "HINCRBY":
+		return c.B().Arbitrary("HINCRBY").Keys(kind.key).Args(kind.sub, strconv.FormatInt(sum, 10)).Build()
+	}
+	return c.B().Arbitrary("DEL").Keys(args...).Build()
+}

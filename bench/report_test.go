@@ -254,6 +254,7 @@ func (rep *report) print(out io.Writer) {
 
 	rep.other.print(out)
 
+	rep.printServerCounts(out)
 	rep.printCommands(out)
 	if len(rep.sides) == 2 {
 		rep.printTargets(out)
@@ -263,6 +264,39 @@ func (rep *report) print(out io.Writer) {
 
 // printCommands shows where each side's server time goes, per transition,
 // pooled over every worker count: the commands that dominate.
+// printServerCounts shows, per worker count, how many transactions and
+// commands the server ran per transition: where the wire table above shows
+// one worker's transitions alone, this shows what batching and merging
+// (queue/batch.go, queue/batch_merge.go) make of them as workers add up.
+func (rep *report) printServerCounts(out io.Writer) {
+	fmt.Fprintf(out, "\nServer's count per transition, by worker count (INFO commandstats calls: every command run, nested included;\n"+
+		"  the workload's XREADGROUPs and the harness's own left out; transactions: EXEC or EVALSHA calls)\n")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "workers\tside\ttransactions/t\tcommands/t\t\n")
+	for _, n := range rep.cfg.workers {
+		for _, side := range rep.sides {
+			s, ok := rep.summarize(side, n)
+			if !ok || s.transitions == 0 {
+				continue
+			}
+			cl := rep.wire[side].class
+			var txns, cmds int64
+			for name, st := range s.stats {
+				if cl.class(name) == harness || name == "xreadgroup" {
+					continue
+				}
+				cmds += st.Calls
+				if name == "exec" || name == "evalsha" {
+					txns += st.Calls
+				}
+			}
+			t := float64(s.transitions)
+			fmt.Fprintf(tw, "%d\t%s\t%.2f\t%.1f\t\n", n, side, float64(txns)/t, float64(cmds)/t)
+		}
+	}
+	tw.Flush()
+}
+
 func (rep *report) printCommands(out io.Writer) {
 	for _, side := range rep.sides {
 		total := map[string]cmdStat{}

@@ -319,15 +319,13 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 			}
 		}
 		var writes rueidis.Commands
-		for _, op := range ops {
-			op.err = nil
-		}
-		hs := reads.parse(k, ops, common, res[shared:shared+reads.count(len(ops))])
+		replies := reads.replies(len(ops), res[shared:shared+reads.count(len(ops))])
 		for i, op := range ops {
-			if op.err != nil {
+			h := common
+			if op.err = replies.held(k, i, op, &h); op.err != nil {
 				continue
 			}
-			w, err := op.decide(c, hs[i], gs[i], ts, t.token)
+			w, err := op.decide(c, h, gs[i], ts, t.token)
 			if err != nil {
 				op.err = err
 				continue
@@ -335,7 +333,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 			if i > 0 {
 				// The runner records the token on the first op's worker
 				// guard; every other worker whose record changes gets it too.
-				writes = append(writes, b.recordToken(c, t, gs[i].worker)...)
+				writes = b.appendTokenRecord(writes, c, t, gs[i].worker)
 			}
 			writes = append(writes, w...)
 		}

@@ -38,14 +38,14 @@ type batchReads struct {
 	units int // fields of the states' HMGET; 0: not sent
 }
 
-// appendBatchReads appends the reads of ops, in the order parseBatchReads
-// takes them.
+// appendBatchReads appends the reads of ops, in the order replies takes
+// them.
 func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp) (rueidis.Commands, batchReads) {
 	k := b.keys
-	workers := make([]string, len(ops))
-	var units []string
-	for i, op := range ops {
-		workers[i] = op.r.WorkerID
+	var wbuf, ubuf [4]string // a batch of a few needs no allocation
+	workers, units := wbuf[:0], ubuf[:0]
+	for _, op := range ops {
+		workers = append(workers, op.r.WorkerID)
 		if op.readsState() {
 			units = append(units, op.r.UnitID)
 		}
@@ -60,7 +60,7 @@ func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClien
 	return cmds, batchReads{units: len(units)}
 }
 
-// count is how many replies the reads take.
+// count is how many replies the reads of ops take.
 func (br batchReads) count(ops int) int {
 	if br.units > 0 {
 		return 2 + ops
@@ -68,40 +68,46 @@ func (br batchReads) count(ops int) int {
 	return 1 + ops
 }
 
-// parse fills in hs[i], from common, with what ops[i] read, or sets
-// ops[i].err when its reads failed or do not parse (that op alone, as far
-// as the replies allow: a failed HMGET fails every op that needs it).
-func (br batchReads) parse(k Keys, ops []*fencedOp, common held, res []rueidis.RedisResult) []held {
-	hs := make([]held, len(ops))
-	workers, werr := fieldValues(res[0], len(ops), "HMGET workers")
-	var states []rueidis.RedisMessage
-	var serr error
+// batchReplies are the replies of a batch's reads, split.
+type batchReplies struct {
+	workers, states []rueidis.RedisMessage
+	werr, serr      error
+	pending         []rueidis.RedisResult
+	unit            int // the next state to take
+}
+
+// replies splits res, the replies of the reads of ops.
+func (br batchReads) replies(ops int, res []rueidis.RedisResult) batchReplies {
+	var r batchReplies
+	r.workers, r.werr = fieldValues(res[0], ops, "HMGET workers")
 	if br.units > 0 {
-		states, serr = fieldValues(res[1], br.units, "HMGET unit_state")
+		r.states, r.serr = fieldValues(res[1], br.units, "HMGET unit_state")
 	}
-	pending := res[br.count(len(ops))-len(ops):]
-	unit := 0
-	for i, op := range ops {
-		hs[i] = common
-		h := &hs[i]
-		var state *rueidis.RedisMessage
-		if op.readsState() {
-			if serr == nil {
-				state = &states[unit]
-			}
-			unit++
+	r.pending = res[br.count(ops)-ops:]
+	return r
+}
+
+// held fills in h, which holds what the batch shares, with what op, the
+// i-th of the batch, read; ops must be taken in order. An error is op's
+// alone as far as the replies allow: a failed HMGET fails every op that
+// needs it.
+func (r *batchReplies) held(k Keys, i int, op *fencedOp, h *held) error {
+	var state *rueidis.RedisMessage
+	if op.readsState() {
+		if r.serr == nil {
+			state = &r.states[r.unit]
 		}
-		switch {
-		case !h.metaExists:
-		case werr != nil:
-			op.err = werr
-		case op.readsState() && serr != nil:
-			op.err = serr
-		default:
-			op.err = h.parseEntry(k, op.r, pending[i], state, workers[i])
-		}
+		r.unit++
 	}
-	return hs
+	switch {
+	case !h.metaExists:
+		return nil // the decision is CORRUPT, whatever the rest says
+	case r.werr != nil:
+		return r.werr
+	case op.readsState() && r.serr != nil:
+		return r.serr
+	}
+	return h.parseEntry(k, op.r, r.pending[i], state, r.workers[i])
 }
 
 // fieldValues reads an HMGET reply of n fields.

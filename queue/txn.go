@@ -21,7 +21,7 @@ import (
 // c it WATCHes its guards, reads, decides, and returns the writes to commit
 // (nil: nothing to commit, the decision is final). t.token identifies this
 // try: writes that set a guard key store it, and the worker guards other
-// than the runner's are written through recordToken. The runner adds MULTI,
+// than the runner's are written through appendTokenRecord. The runner adds MULTI,
 // EXEC and its worker guard write.
 type attempt func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (writes rueidis.Commands, err error)
 
@@ -63,7 +63,7 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		t := &txn{token: newToken(), sent: time.Now()}
+		t := newTxn()
 		var ambiguous bool
 		var err error
 		err = client.Dedicated(func(c rueidis.DedicatedClient) error {
@@ -78,15 +78,15 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 			cmds := make(rueidis.Commands, 0, len(writes)+5)
 			cmds = append(cmds, c.B().Multi().Build())
 			cmds = append(cmds, writes...)
-			cmds = append(cmds, b.recordToken(c, t, workerGuard)...)
+			cmds = b.appendTokenRecord(cmds, c, t, workerGuard)
 			cmds = append(cmds, c.B().Exec().Build())
-			pushes := unrenewedPushes(t, cmds[1:len(cmds)-1])
+			unrenewedPushes(t, cmds[1:len(cmds)-1])
 			res := c.DoMulti(dctx, cmds...)
 			ambiguous, err = execOutcome(res, "commit")
 			if err == nil {
 				b.workerGuards.applied(t.records, t.sent)
 				replies, _ := res[len(res)-1].ToArray() // execOutcome read it
-				b.renewCreated(dctx, c, guardsCreated(pushes, replies))
+				b.renewCreated(dctx, c, guardsCreated(t.pushes, replies))
 			}
 			return err
 		})
@@ -377,7 +377,7 @@ const recentTokens = 64
 // fullTokenRecord writes token at the head of a worker's guard, trims it to
 // its recentTokens last commits and gives it its TTL, whatever the Build
 // remembers of it: the write of a resolution, rare and left out of the
-// memory (see recordToken for the commits').
+// memory (see appendTokenRecord for the commits').
 func fullTokenRecord(c rueidis.DedicatedClient, workerGuard, token string, ttlMS int64) rueidis.Commands {
 	return rueidis.Commands{
 		c.B().Lpush().Key(workerGuard).Element(token).Build(),

@@ -8,7 +8,7 @@ import (
 )
 
 // Every commit pushes its token onto the acting worker's guard, a list (see
-// recordToken). Keeping that list bounded and expiring took two more
+// appendTokenRecord). Keeping that list bounded and expiring took two more
 // commands in every commit, LTRIM and PEXPIRE, for every worker of a batch:
 // at 128 workers about a tenth of the server's time (make bench). Neither
 // is needed that often.
@@ -134,16 +134,26 @@ type txn struct {
 	token   string
 	sent    time.Time
 	records []guardRecord
+	pushes  []guardPush // see unrenewedPushes
+	// Room for a lone transition's records and pushes.
+	firstRecord [1]guardRecord
+	firstPush   [1]guardPush
 }
 
-// recordToken writes t's token at the head of a worker's guard, a list of
-// its last commits: the write every watcher of the guard sees, and what a
-// lost commit's resolution looks for. The guard's TTL and its bound are
-// kept up when due (see workerGuards).
-func (b *Build) recordToken(c rueidis.DedicatedClient, t *txn, workerGuard string) rueidis.Commands {
+func newTxn() *txn {
+	t := &txn{token: newToken(), sent: time.Now()}
+	t.records, t.pushes = t.firstRecord[:0], t.firstPush[:0]
+	return t
+}
+
+// appendTokenRecord appends to cmds the writes of t's token at the head of
+// a worker's guard, a list of its last commits: the write every watcher of
+// the guard sees, and what a lost commit's resolution looks for. The
+// guard's TTL and its bound are kept up when due (see workerGuards).
+func (b *Build) appendTokenRecord(cmds rueidis.Commands, c rueidis.DedicatedClient, t *txn, workerGuard string) rueidis.Commands {
 	r := b.workerGuards.plan(workerGuard, t.sent)
 	t.records = append(t.records, r)
-	cmds := rueidis.Commands{c.B().Lpush().Key(workerGuard).Element(t.token).Build()}
+	cmds = append(cmds, c.B().Lpush().Key(workerGuard).Element(t.token).Build())
 	if r.trim {
 		cmds = append(cmds, c.B().Ltrim().Key(workerGuard).Start(0).Stop(recentTokens-1).Build())
 	}
@@ -162,11 +172,10 @@ type guardPush struct {
 }
 
 // unrenewedPushes locates the LPUSHes of t's records that do not renew
-// their guard among cmds, the commands inside MULTI; the records are in the
-// order of their LPUSHes. It must run before cmds are sent: rueidis
-// recycles a command once it is done.
-func unrenewedPushes(t *txn, cmds rueidis.Commands) []guardPush {
-	var pushes []guardPush
+// their guard among cmds, the commands inside MULTI, into t.pushes; the
+// records are in the order of their LPUSHes. It must run before cmds are
+// sent: rueidis recycles a command once it is done.
+func unrenewedPushes(t *txn, cmds rueidis.Commands) {
 	j := 0
 	for i, cmd := range cmds {
 		if j == len(t.records) {
@@ -178,11 +187,10 @@ func unrenewedPushes(t *txn, cmds rueidis.Commands) []guardPush {
 			continue
 		}
 		if !r.renew {
-			pushes = append(pushes, guardPush{at: i, key: r.key})
+			t.pushes = append(t.pushes, guardPush{at: i, key: r.key})
 		}
 		j++
 	}
-	return pushes
 }
 
 // guardsCreated returns the guards of pushes that an applied commit, whose

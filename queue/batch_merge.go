@@ -50,29 +50,40 @@ func mergeKindOf(parts []string) (mergeKind, []string, bool) {
 }
 
 // mergeWrites returns writes with the commands of one kind merged, each at
-// the place of the last of its kind. It must run before writes are sent:
-// it reads their words, and rueidis recycles a command once it is done.
+// the place of the last of its kind, in writes' own array. It must run
+// before writes are sent: it reads their words, and rueidis recycles a
+// command once it is done.
 func mergeWrites(c rueidis.DedicatedClient, writes rueidis.Commands) rueidis.Commands {
 	type group struct {
-		last int
-		n    int
-		args []string
-		sum  int64
+		kind    mergeKind
+		last, n int
+		args    []string
+		sum     int64
 	}
-	groups := map[mergeKind]*group{}
-	kinds := make([]mergeKind, len(writes))
-	mergeable := make([]bool, len(writes))
+	var room [8]group // a batch writes a few kinds: no map to allocate
+	groups := room[:0]
+	find := func(kind mergeKind) int {
+		for i := range groups {
+			if groups[i].kind == kind {
+				return i
+			}
+		}
+		return -1
+	}
+	merged := 0
 	for i, cmd := range writes {
 		kind, args, ok := mergeKindOf(cmd.Commands())
 		if !ok {
 			continue
 		}
-		kinds[i], mergeable[i] = kind, true
-		g := groups[kind]
-		if g == nil {
-			g = &group{}
-			groups[kind] = g
+		j := find(kind)
+		if j < 0 {
+			groups = append(groups, group{kind: kind})
+			j = len(groups) - 1
+		} else {
+			merged++
 		}
+		g := &groups[j]
 		g.last, g.n = i, g.n+1
 		if kind.name == "HINCRBY" {
 			v, _ := strconv.ParseInt(args[0], 10, 64)
@@ -81,23 +92,17 @@ func mergeWrites(c rueidis.DedicatedClient, writes rueidis.Commands) rueidis.Com
 			g.args = append(g.args, args...)
 		}
 	}
-	merged := 0
-	for _, g := range groups {
-		if g.n > 1 {
-			merged += g.n - 1
-		}
-	}
 	if merged == 0 {
 		return writes
 	}
-	out := make(rueidis.Commands, 0, len(writes)-merged)
+	out := writes[:0] // each command lands at or before its own place
 	for i, cmd := range writes {
-		if !mergeable[i] {
+		kind, _, ok := mergeKindOf(cmd.Commands())
+		if !ok {
 			out = append(out, cmd)
 			continue
 		}
-		kind := kinds[i]
-		g := groups[kind]
+		g := &groups[find(kind)]
 		switch {
 		case g.n == 1:
 			out = append(out, cmd)
@@ -105,6 +110,7 @@ func mergeWrites(c rueidis.DedicatedClient, writes rueidis.Commands) rueidis.Com
 			out = append(out, mergedCommand(c, kind, g.args, g.sum))
 		}
 	}
+	clear(writes[len(out):])
 	return out
 }
 

@@ -164,9 +164,10 @@ func (rep *report) print(out io.Writer) {
 		"  (max_requeues 1, tolerance 1 in meta), then read again from priority, accounted, heartbeated and finalized.\n", cfg.units)
 	fmt.Fprintf(out, "context: workers pass a context made with %s (HOPPER_BENCH_CTX=%s).\n",
 		map[string]string{"cancel": "context.WithCancel", "deadline": "context.WithTimeout", "background": "context.WithoutCancel"}[cfg.ctx], cfg.ctx)
-	fmt.Fprintf(out, "rounds: %d builds per side and worker count, %s; one rueidis client per side shared by its workers\n"+
+	fmt.Fprintf(out, "rounds: %d builds per side and worker count, %s, each after an unmeasured build of %d units\n"+
+		"  on the same side; one rueidis client per side shared by its workers\n"+
 		"  (ours: WATCH/MULTI/EXEC on pooled dedicated connections; script: EVALSHA auto-pipelined on the shared connection).\n",
-		cfg.rounds, map[bool]string{true: "ours and the script alternating", false: "ours only"}[len(rep.sides) > 1])
+		cfg.rounds, map[bool]string{true: "ours and the script alternating", false: "ours only"}[len(rep.sides) > 1], warmUnits)
 	if len(rep.sides) == 1 {
 		fmt.Fprintf(out, "reference: columns skipped: HOPPER_REFERENCE_SCRIPT is unset (make bench sets it when ../shared/reference/transition.lua exists).\n")
 	} else {

@@ -462,12 +462,9 @@ func (b *Build) unitStates(ctx context.Context, c rueidis.DedicatedClient, units
 // hmgetStates reads HMGET unit_state's reply for units: a missing state is
 // left out.
 func hmgetStates(units []string, r rueidis.RedisResult) (map[string]string, error) {
-	vals, err := r.ToArray()
+	vals, err := fieldValues(r, len(units), "HMGET unit_state")
 	if err != nil {
 		return nil, err
-	}
-	if len(vals) != len(units) {
-		return nil, fmt.Errorf("queue: HMGET unit_state returned %d values for %d units", len(vals), len(units))
 	}
 	states := make(map[string]string, len(units))
 	for i, v := range vals {

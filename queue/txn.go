@@ -379,11 +379,7 @@ const recentTokens = 64
 // remembers of it: the write of a resolution, rare and left out of the
 // memory (see appendTokenRecord for the commits').
 func fullTokenRecord(c rueidis.DedicatedClient, workerGuard, token string, ttlMS int64) rueidis.Commands {
-	return rueidis.Commands{
-		c.B().Lpush().Key(workerGuard).Element(token).Build(),
-		c.B().Ltrim().Key(workerGuard).Start(0).Stop(recentTokens - 1).Build(),
-		c.B().Pexpire().Key(workerGuard).Milliseconds(ttlMS).Build(),
-	}
+	return appendTokenWrites(nil, c, guardRecord{key: workerGuard, renew: true, trim: true}, token, ttlMS)
 }
 
 // renewCreated gives its TTL to each worker guard a commit just re-created

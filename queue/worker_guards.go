@@ -153,12 +153,18 @@ func newTxn() *txn {
 func (b *Build) appendTokenRecord(cmds rueidis.Commands, c rueidis.DedicatedClient, t *txn, workerGuard string) rueidis.Commands {
 	r := b.workerGuards.plan(workerGuard, t.sent)
 	t.records = append(t.records, r)
-	cmds = append(cmds, c.B().Lpush().Key(workerGuard).Element(t.token).Build())
+	return appendTokenWrites(cmds, c, r, t.token, b.ttlMS)
+}
+
+// appendTokenWrites appends to cmds the LPUSH of token onto r's guard, and
+// the LTRIM and PEXPIRE that r calls for.
+func appendTokenWrites(cmds rueidis.Commands, c rueidis.DedicatedClient, r guardRecord, token string, ttlMS int64) rueidis.Commands {
+	cmds = append(cmds, c.B().Lpush().Key(r.key).Element(token).Build())
 	if r.trim {
-		cmds = append(cmds, c.B().Ltrim().Key(workerGuard).Start(0).Stop(recentTokens-1).Build())
+		cmds = append(cmds, c.B().Ltrim().Key(r.key).Start(0).Stop(recentTokens-1).Build())
 	}
 	if r.renew {
-		cmds = append(cmds, c.B().Pexpire().Key(workerGuard).Milliseconds(b.ttlMS).Build())
+		cmds = append(cmds, c.B().Pexpire().Key(r.key).Milliseconds(ttlMS).Build())
 	}
 	return cmds
 }

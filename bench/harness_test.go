@@ -386,6 +386,9 @@ func TestBench(t *testing.T) {
 	if rep.other, err = measureOtherModes(ctx, e); err != nil {
 		t.Fatal(err)
 	}
+	if rep.floor, err = measureFloor(ctx, e); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, n := range cfg.workers {
 		for round := range cfg.rounds {

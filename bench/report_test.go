@@ -29,6 +29,7 @@ type report struct {
 	runs         map[runKey][]*run
 	load         [2]string // /proc/loadavg at start and end
 	network      string    // how the clients reach the server
+	floor        floor
 }
 
 // loadAvg reads the 1, 5 and 15 minute load averages, "" when unknown:
@@ -254,6 +255,7 @@ func (rep *report) print(out io.Writer) {
 	}
 
 	rep.other.print(out)
+	rep.printFloor(out)
 
 	rep.printServerCounts(out)
 	rep.printCommands(out)

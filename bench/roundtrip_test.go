@@ -139,7 +139,10 @@ func (c *countingDedicated) DoMulti(ctx context.Context, cmds ...rueidis.Complet
 // reserve.
 type wireProfile struct {
 	roundTrips, commands, bytes [nModes + 1]float64
-	class                       classifier
+	// perTransition: the build's round trips over its transitions, those
+	// of the transitions themselves and those of the reserves.
+	perTransition, reservePerTransition float64
+	class                               classifier
 }
 
 // measureWire drains one small build with one worker through a counting
@@ -169,6 +172,13 @@ func measureWire(ctx context.Context, e *env, cfg config, sideName string, units
 	}
 	var p wireProfile
 	want := b.expected()
+	var trips, transitions int64
+	for m := range nModes {
+		trips += wc.roundTrips[m]
+		transitions += want[m]
+	}
+	p.perTransition = float64(trips) / float64(transitions)
+	p.reservePerTransition = float64(wc.roundTrips[nModes]) / float64(transitions)
 	for m := range nModes {
 		p.roundTrips[m] = float64(wc.roundTrips[m]) / float64(want[m])
 		p.commands[m] = float64(wc.commands[m]) / float64(want[m])

@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// floor is what one round trip to the server costs with nothing in it: a
+// PING, from one goroutine, waiting for each reply before the next. A
+// transition cannot take less than its round trips, so on a machine where
+// the round trip dominates, this bounds what any design of a given number
+// of round trips can reach, whatever it does on either end.
+type floor struct {
+	dedicated, pipelined time.Duration // median wall time of one PING
+	client, server       float64       // CPU µs per dedicated PING: this process, the server
+}
+
+// floorPings is how many PINGs each measurement sends, after as many
+// unmeasured ones.
+const floorPings = 2000
+
+// measureFloor times PINGs on a dedicated connection (ours, as a
+// transaction's round trip: synchronous, no deadline on the context) and
+// on the script's auto-pipelined client, one at a time. Not part of the
+// workload's figures.
+func measureFloor(ctx context.Context, e *env) (floor, error) {
+	var f floor
+	lat := make([]time.Duration, floorPings)
+	var cpu0, srv0 float64
+	err := e.ours.Dedicated(func(c rueidis.DedicatedClient) error {
+		ping := c.B().Ping().Build().Pin()
+		for i := range 2 * floorPings {
+			if i == floorPings {
+				var err error
+				if srv0, err = serverCPU(ctx, e.admin); err != nil {
+					return err
+				}
+				cpu0 = processCPU()
+			}
+			start := time.Now()
+			if err := c.Do(ctx, ping).Error(); err != nil {
+				return err
+			}
+			if i >= floorPings {
+				lat[i-floorPings] = time.Since(start)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return f, fmt.Errorf("PING on a dedicated connection: %w", err)
+	}
+	f.client = (processCPU() - cpu0) * 1e6 / floorPings
+	srv1, err := serverCPU(ctx, e.admin)
+	if err != nil {
+		return f, err
+	}
+	// The two INFO calls' own cost is left in: a few µs over 2,000 PINGs.
+	f.server = (srv1 - srv0) * 1e6 / floorPings
+	f.dedicated = median(lat)
+
+	ping := e.script.B().Ping().Build().Pin()
+	for i := range 2 * floorPings {
+		start := time.Now()
+		if err := e.script.Do(ctx, ping).Error(); err != nil {
+			return f, fmt.Errorf("PING on the auto-pipelined client: %w", err)
+		}
+		if i >= floorPings {
+			lat[i-floorPings] = time.Since(start)
+		}
+	}
+	f.pipelined = median(lat)
+	return f, nil
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// printFloor prints the floor, and what it implies at one worker, where a
+// transition waits for its round trips one after another: its round trips
+// (on a dedicated connection for ours, the auto-pipelined one for the
+// script's and for every side's reserves, from the wire table) times the
+// floor is the least time a transition can take. The script's measured time
+// per transition over ours' least is the most ours can reach against it
+// with that many round trips.
+func (rep *report) printFloor(out io.Writer) {
+	f := rep.floor
+	fmt.Fprintf(out, "\nRound-trip floor (PING, one goroutine, %d calls, median)\n", floorPings)
+	fmt.Fprintf(out, "  dedicated connection %.1f us (CPU per round trip: client %.1f us, server %.1f us); auto-pipelined client %.1f us\n",
+		us(f.dedicated), f.client, f.server, us(f.pipelined))
+	least := func(side string, txn time.Duration) (float64, float64) {
+		p := rep.wire[side]
+		return p.perTransition*us(txn) + p.reservePerTransition*us(f.pipelined), p.perTransition + p.reservePerTransition
+	}
+	o, okO := rep.summarize(sideOurs, 1)
+	if !okO || o.transitions == 0 || f.dedicated <= 0 {
+		return
+	}
+	lo, to := least(sideOurs, f.dedicated)
+	fmt.Fprintf(out, "  1 worker, ours: %.2f round trips per transition (%.2f of them the reserve's): at least %.0f us per transition;\n"+
+		"    measured %.0f us (%.0f%% of it round trips)\n", to, rep.wire[sideOurs].reservePerTransition, lo, 1e6/o.tps(), 100*lo*o.tps()/1e6)
+	sc, okS := rep.summarize(sideScript, 1)
+	if !okS || sc.transitions == 0 {
+		return
+	}
+	ls, ts := least(sideScript, f.pipelined)
+	perS := 1e6 / sc.tps()
+	fmt.Fprintf(out, "  1 worker, script: %.2f round trips per transition: at least %.0f us; measured %.0f us\n", ts, ls, perS)
+	fmt.Fprintf(out, "  so with its round trips ours can reach at most %.2fx the script's throughput at 1 worker;\n"+
+		"    1.5x needs at most %.0f us per transition, %.2f round trips with nothing else on either end\n",
+		perS/lo, perS/1.5, perS/1.5/us(f.pipelined))
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

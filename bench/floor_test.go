@@ -106,7 +106,7 @@ func (rep *report) printFloor(out io.Writer) {
 	}
 	lo, to := least(sideOurs, f.dedicated)
 	fmt.Fprintf(out, "  1 worker, ours: %.2f round trips per transition (%.2f of them the reserve's): at least %.0f us per transition;\n"+
-		"    measured %.0f us (%.0f%% of it round trips)\n", to, rep.wire[sideOurs].reservePerTransition, lo, 1e6/o.tps(), 100*lo*o.tps()/1e6)
+		"    measured %.0f us (%.0f%% of it the floor's)\n", to, rep.wire[sideOurs].reservePerTransition, lo, 1e6/o.tps(), 100*lo*o.tps()/1e6)
 	sc, okS := rep.summarize(sideScript, 1)
 	if !okS || sc.transitions == 0 {
 		return
@@ -114,9 +114,18 @@ func (rep *report) printFloor(out io.Writer) {
 	ls, ts := least(sideScript, f.pipelined)
 	perS := 1e6 / sc.tps()
 	fmt.Fprintf(out, "  1 worker, script: %.2f round trips per transition: at least %.0f us; measured %.0f us\n", ts, ls, perS)
-	fmt.Fprintf(out, "  so with its round trips ours can reach at most %.2fx the script's throughput at 1 worker;\n"+
-		"    1.5x needs at most %.0f us per transition, %.2f round trips with nothing else on either end\n",
-		perS/lo, perS/1.5, perS/1.5/us(f.pipelined))
+	want := perS / 1.5
+	txn := (want - rep.wire[sideOurs].reservePerTransition*us(f.pipelined)) / us(f.dedicated)
+	fmt.Fprintf(out, "  so with its round trips ours can reach at most about %.2fx the script's throughput at 1 worker;\n"+
+		"    1.5x needs at most %.0f us per transition: with the reserve's, %.2f round trips of its own and nothing else on either end\n",
+		perS/lo, want, txn)
+	// The server's CPU per round trip is mostly socket work: an estimate,
+	// since a PING's round trip is not a transaction's, and the server's
+	// CPU drifts between the two measurements.
+	srv := to * f.server
+	fmt.Fprintf(out, "  server CPU at 1 worker: ours' %.2f round trips at the floor's %.1f us come to about %.0f us per transition\n"+
+		"    (%.2fx the script's measured %.0f us) before any command runs; ours measured %.0f us\n",
+		to, f.server, srv, srv/sc.cpuPerT(), sc.cpuPerT(), o.cpuPerT())
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -84,48 +84,72 @@ func median(d []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// printFloor prints the floor, and what it implies at one worker, where a
-// transition waits for its round trips one after another: its round trips
-// (on a dedicated connection for ours, the auto-pipelined one for the
-// script's and for every side's reserves, from the wire table) times the
-// floor is the least time a transition can take. The script's measured time
-// per transition over ours' least is the most ours can reach against it
-// with that many round trips.
+// oneWorkerBound is what the floor bounds at one worker, where a
+// transition waits for its round trips one after another.
+type oneWorkerBound struct {
+	// trips: round trips per transition, the reserve's included; least:
+	// those round trips at the floor, in µs (ours' own on a dedicated
+	// connection; the script's, and every reserve, on the auto-pipelined
+	// one).
+	oursTrips, oursLeast, scriptTrips, scriptLeast float64
+	// ceiling: the script's measured µs per transition over ours' least,
+	// the most ours can reach against it with its round trips; want: the µs
+	// per transition 1.5 times the script's throughput allows, and
+	// wantTrips how many round trips of its own that leaves ours.
+	ceiling, want, wantTrips float64
+	// serverLeast: ours' round trips at the server's CPU per PING, in µs.
+	serverLeast float64
+}
+
+// boundAtOneWorker works it out from the floor f, both sides' wire
+// profiles and the script's measured µs per transition at one worker.
+func boundAtOneWorker(f floor, ours, script wireProfile, scriptPerT float64) oneWorkerBound {
+	ded, pipe := us(f.dedicated), us(f.pipelined)
+	b := oneWorkerBound{
+		oursTrips:   ours.perTransition + ours.reservePerTransition,
+		oursLeast:   ours.perTransition*ded + ours.reservePerTransition*pipe,
+		scriptTrips: script.perTransition + script.reservePerTransition,
+		scriptLeast: (script.perTransition + script.reservePerTransition) * pipe,
+		want:        scriptPerT / 1.5,
+	}
+	b.ceiling = scriptPerT / b.oursLeast
+	b.wantTrips = (b.want - ours.reservePerTransition*pipe) / ded
+	b.serverLeast = b.oursTrips * f.server
+	return b
+}
+
+// printFloor prints the floor and, when both sides ran at one worker, what
+// it bounds there (boundAtOneWorker).
 func (rep *report) printFloor(out io.Writer) {
 	f := rep.floor
 	fmt.Fprintf(out, "\nRound-trip floor (PING, one goroutine, %d calls, median)\n", floorPings)
 	fmt.Fprintf(out, "  dedicated connection %.1f us (CPU per round trip: client %.1f us, server %.1f us); auto-pipelined client %.1f us\n",
 		us(f.dedicated), f.client, f.server, us(f.pipelined))
-	least := func(side string, txn time.Duration) (float64, float64) {
-		p := rep.wire[side]
-		return p.perTransition*us(txn) + p.reservePerTransition*us(f.pipelined), p.perTransition + p.reservePerTransition
-	}
 	o, okO := rep.summarize(sideOurs, 1)
 	if !okO || o.transitions == 0 || f.dedicated <= 0 {
 		return
 	}
-	lo, to := least(sideOurs, f.dedicated)
-	fmt.Fprintf(out, "  1 worker, ours: %.2f round trips per transition (%.2f of them the reserve's): at least %.0f us per transition;\n"+
-		"    measured %.0f us (%.0f%% of it the floor's)\n", to, rep.wire[sideOurs].reservePerTransition, lo, 1e6/o.tps(), 100*lo*o.tps()/1e6)
 	sc, okS := rep.summarize(sideScript, 1)
-	if !okS || sc.transitions == 0 {
+	perO, perS := 1e6/o.tps(), 0.0
+	if okS && sc.transitions > 0 {
+		perS = 1e6 / sc.tps()
+	}
+	b := boundAtOneWorker(f, rep.wire[sideOurs], rep.wire[sideScript], perS)
+	fmt.Fprintf(out, "  1 worker, ours: %.2f round trips per transition (%.2f of them the reserve's): at least %.0f us per transition;\n"+
+		"    measured %.0f us (%.0f%% of it the floor's)\n", b.oursTrips, rep.wire[sideOurs].reservePerTransition, b.oursLeast, perO, 100*b.oursLeast/perO)
+	if perS == 0 {
 		return
 	}
-	ls, ts := least(sideScript, f.pipelined)
-	perS := 1e6 / sc.tps()
-	fmt.Fprintf(out, "  1 worker, script: %.2f round trips per transition: at least %.0f us; measured %.0f us\n", ts, ls, perS)
-	want := perS / 1.5
-	txn := (want - rep.wire[sideOurs].reservePerTransition*us(f.pipelined)) / us(f.dedicated)
+	fmt.Fprintf(out, "  1 worker, script: %.2f round trips per transition: at least %.0f us; measured %.0f us\n", b.scriptTrips, b.scriptLeast, perS)
 	fmt.Fprintf(out, "  so with its round trips ours can reach at most about %.2fx the script's throughput at 1 worker;\n"+
 		"    1.5x needs at most %.0f us per transition: with the reserve's, %.2f round trips of its own and nothing else on either end\n",
-		perS/lo, want, txn)
+		b.ceiling, b.want, b.wantTrips)
 	// The server's CPU per round trip is mostly socket work: an estimate,
 	// since a PING's round trip is not a transaction's, and the server's
 	// CPU drifts between the two measurements.
-	srv := to * f.server
 	fmt.Fprintf(out, "  server CPU at 1 worker: ours' %.2f round trips at the floor's %.1f us come to about %.0f us per transition\n"+
 		"    (%.2fx the script's measured %.0f us) before any command runs; ours measured %.0f us\n",
-		to, f.server, srv, srv/sc.cpuPerT(), sc.cpuPerT(), o.cpuPerT())
+		b.oursTrips, f.server, b.serverLeast, b.serverLeast/sc.cpuPerT(), sc.cpuPerT(), o.cpuPerT())
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

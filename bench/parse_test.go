@@ -116,3 +116,18 @@ func TestLoadConfig(t *testing.T) {
 	_, err = loadConfig()
 	assert.Error(t, err)
 }
+
+func TestBoundAtOneWorker(t *testing.T) {
+	f := floor{dedicated: 50 * time.Microsecond, pipelined: 70 * time.Microsecond, server: 30}
+	ours := wireProfile{perTransition: 2, reservePerTransition: 0.5}
+	script := wireProfile{perTransition: 1, reservePerTransition: 0.5}
+	b := boundAtOneWorker(f, ours, script, 180)
+	assert.InDelta(t, 2.5, b.oursTrips, 1e-9)
+	assert.InDelta(t, 2*50+0.5*70, b.oursLeast, 1e-9)
+	assert.InDelta(t, 1.5, b.scriptTrips, 1e-9)
+	assert.InDelta(t, 1.5*70, b.scriptLeast, 1e-9)
+	assert.InDelta(t, 180.0/135, b.ceiling, 1e-9)
+	assert.InDelta(t, 120, b.want, 1e-9)
+	assert.InDelta(t, (120-35)/50.0, b.wantTrips, 1e-9)
+	assert.InDelta(t, 75, b.serverLeast, 1e-9)
+}

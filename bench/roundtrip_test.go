@@ -139,8 +139,8 @@ func (c *countingDedicated) DoMulti(ctx context.Context, cmds ...rueidis.Complet
 // reserve.
 type wireProfile struct {
 	roundTrips, commands, bytes [nModes + 1]float64
-	// perTransition: the build's round trips over its transitions, those
-	// of the transitions themselves and those of the reserves.
+	// The build's round trips per transition: the transitions' own
+	// (perTransition) and the reserves' (reservePerTransition).
 	perTransition, reservePerTransition float64
 	class                               classifier
 }

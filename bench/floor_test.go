@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -34,23 +33,11 @@ func measureFloor(ctx context.Context, e *env) (floor, error) {
 	var cpu0, srv0 float64
 	err := e.ours.Dedicated(func(c rueidis.DedicatedClient) error {
 		ping := c.B().Ping().Build().Pin()
-		for i := range 2 * floorPings {
-			if i == floorPings {
-				var err error
-				if srv0, err = serverCPU(ctx, e.admin); err != nil {
-					return err
-				}
-				cpu0 = processCPU()
-			}
-			start := time.Now()
-			if err := c.Do(ctx, ping).Error(); err != nil {
-				return err
-			}
-			if i >= floorPings {
-				lat[i-floorPings] = time.Since(start)
-			}
-		}
-		return nil
+		return timePings(lat, func() error { return c.Do(ctx, ping).Error() }, func() (err error) {
+			srv0, err = serverCPU(ctx, e.admin)
+			cpu0 = processCPU()
+			return err
+		})
 	})
 	if err != nil {
 		return f, fmt.Errorf("PING on a dedicated connection: %w", err)
@@ -62,26 +49,37 @@ func measureFloor(ctx context.Context, e *env) (floor, error) {
 	}
 	// The two INFO calls' own cost is left in: a few µs over 2,000 PINGs.
 	f.server = (srv1 - srv0) * 1e6 / floorPings
-	f.dedicated = median(lat)
+	f.dedicated = percentile(lat, 0.50)
 
 	ping := e.script.B().Ping().Build().Pin()
-	for i := range 2 * floorPings {
-		start := time.Now()
-		if err := e.script.Do(ctx, ping).Error(); err != nil {
-			return f, fmt.Errorf("PING on the auto-pipelined client: %w", err)
-		}
-		if i >= floorPings {
-			lat[i-floorPings] = time.Since(start)
-		}
+	if err := timePings(lat, func() error { return e.script.Do(ctx, ping).Error() }, nil); err != nil {
+		return f, fmt.Errorf("PING on the auto-pipelined client: %w", err)
 	}
-	f.pipelined = median(lat)
+	f.pipelined = percentile(lat, 0.50)
 	return f, nil
 }
 
-func median(d []time.Duration) time.Duration {
-	s := slices.Clone(d)
-	slices.Sort(s)
-	return s[len(s)/2]
+// timePings calls ping len(lat) times unmeasured, then start (when not
+// nil), then len(lat) times more, each call's wall time into lat.
+func timePings(lat []time.Duration, ping func() error, start func() error) error {
+	for range lat {
+		if err := ping(); err != nil {
+			return err
+		}
+	}
+	if start != nil {
+		if err := start(); err != nil {
+			return err
+		}
+	}
+	for i := range lat {
+		t := time.Now()
+		if err := ping(); err != nil {
+			return err
+		}
+		lat[i] = time.Since(t)
+	}
+	return nil
 }
 
 // oneWorkerBound is what the floor bounds at one worker, where a

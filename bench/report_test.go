@@ -136,7 +136,7 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	return d[max(0, min(i, len(d)-1))]
 }
 
-func micros(d time.Duration) string { return fmt.Sprintf("%.0f", float64(d)/float64(time.Microsecond)) }
+func micros(d time.Duration) string { return fmt.Sprintf("%.0f", us(d)) }
 
 func ratio(a, b float64) string {
 	if b == 0 {

@@ -69,6 +69,20 @@ func newOneRTHeartbeat(b *build, r queue.Reservation) oneRTHeartbeat {
 	return oneRTHeartbeat{b: b, r: r, version: key("version"), scratch: key("scratch"), worker: key("worker"), entryGuard: key("entry")}
 }
 
+// versionFence appends what makes the EXEC after it abort when the version
+// guard holds a member scored past 1: the guards and a scratch key watched,
+// and a ZRANGESTORE into the scratch key of the members past 1, which writes
+// it only when there are some.
+func versionFence(c rueidis.Client, cmds rueidis.Commands, version, scratch string, guards ...string) rueidis.Commands {
+	return append(cmds,
+		// The scratch key must be missing: ZRANGESTORE deletes an existing
+		// destination when its range is empty, and that write would abort.
+		c.B().Del().Key(scratch).Build(),
+		c.B().Watch().Key(append(guards, scratch)...).Build(),
+		c.B().Zrangestore().Dst(scratch).Src(version).Min("(1").Max("+inf").Byscore().Limit(0, 1).Build(),
+	)
+}
+
 // errProbeAborted is an EXEC that did not run: a guard moved.
 var errProbeAborted = errors.New("one-round-trip heartbeat aborted")
 
@@ -92,13 +106,7 @@ func (h oneRTHeartbeat) send(ctx context.Context, c rueidis.Client, seq int, fen
 	}
 	cmds := make(rueidis.Commands, 0, 16)
 	if fenced {
-		cmds = append(cmds,
-			// The scratch key must be missing: ZRANGESTORE deletes an existing
-			// destination when its range is empty, and that write would abort.
-			c.B().Del().Key(h.scratch).Build(),
-			c.B().Watch().Key(h.worker, h.entryGuard, h.scratch).Build(),
-			c.B().Zrangestore().Dst(h.scratch).Src(h.version).Min("(1").Max("+inf").Byscore().Limit(0, 1).Build(),
-		)
+		cmds = versionFence(c, cmds, h.version, h.scratch, h.worker, h.entryGuard)
 	}
 	queued := len(cmds)
 	cmds = append(cmds,
@@ -182,17 +190,43 @@ func checkOneRTFence(ctx context.Context, c rueidis.Client, h oneRTHeartbeat) er
 	return h.setVersion(ctx, c, 1)
 }
 
-// probeRun is one shape's heartbeats at one goroutine count, summed over
-// rounds.
+// probeRun is what one shape did at one goroutine count (heartbeats, or
+// the replay's transitions), summed over rounds.
 type probeRun struct {
-	heartbeats       int
+	count            int
 	wall             time.Duration
 	serverS, clientS float64 // CPU seconds
 }
 
-func (p probeRun) perSecond() float64 { return float64(p.heartbeats) / p.wall.Seconds() }
-func (p probeRun) serverUS() float64  { return p.serverS * 1e6 / float64(p.heartbeats) }
-func (p probeRun) clientUS() float64  { return p.clientS * 1e6 / float64(p.heartbeats) }
+func (p probeRun) perSecond() float64 { return float64(p.count) / p.wall.Seconds() }
+func (p probeRun) serverUS() float64  { return p.serverS * 1e6 / float64(p.count) }
+func (p probeRun) clientUS() float64  { return p.clientS * 1e6 / float64(p.count) }
+
+func (p *probeRun) add(q probeRun) {
+	p.count += q.count
+	p.wall += q.wall
+	p.serverS += q.serverS
+	p.clientS += q.clientS
+}
+
+// timed runs fn and measures it: wall time, and the server's and this
+// process's CPU.
+func timed(ctx context.Context, admin rueidis.Client, count int, fn func() error) (probeRun, error) {
+	srv0, err := serverCPU(ctx, admin)
+	if err != nil {
+		return probeRun{}, err
+	}
+	cl0, start := processCPU(), time.Now()
+	if err := fn(); err != nil {
+		return probeRun{}, err
+	}
+	wall, cl1 := time.Since(start), processCPU()
+	srv1, err := serverCPU(ctx, admin)
+	if err != nil {
+		return probeRun{}, err
+	}
+	return probeRun{count: count, wall: wall, serverS: srv1 - srv0, clientS: cl1 - cl0}, nil
+}
 
 // probeRound publishes a build of n units, gives each of n workers one of
 // them (reserved and accounted on the shape's side), and times probeHeartbeats
@@ -259,20 +293,7 @@ func probeRound(ctx context.Context, e *env, shape probeShape, n, round int) (pr
 	if err := beatAll(probeWarm); err != nil {
 		return probeRun{}, err
 	}
-	srv0, err := serverCPU(ctx, e.admin)
-	if err != nil {
-		return probeRun{}, err
-	}
-	cl0, start := processCPU(), time.Now()
-	if err := beatAll(probeHeartbeats); err != nil {
-		return probeRun{}, err
-	}
-	wall, cl1 := time.Since(start), processCPU()
-	srv1, err := serverCPU(ctx, e.admin)
-	if err != nil {
-		return probeRun{}, err
-	}
-	return probeRun{heartbeats: probeHeartbeats / n * n, wall: wall, serverS: srv1 - srv0, clientS: cl1 - cl0}, nil
+	return timed(ctx, e.admin, probeHeartbeats/n*n, func() error { return beatAll(probeHeartbeats) })
 }
 
 // TestOneRoundTripProbe is `make bench-probe`: the shapes alternate within
@@ -309,15 +330,16 @@ func TestOneRoundTripProbe(t *testing.T) {
 					t.Fatalf("%s, %d goroutines, round %d: %v", probeShapeNames[shape], n, round+1, err)
 				}
 				t.Logf("%-6s %2d goroutines round %d: %.0f heartbeats/s", probeShapeNames[shape], n, round+1, p.perSecond())
-				sum := &runs[n][shape]
-				sum.heartbeats += p.heartbeats
-				sum.wall += p.wall
-				sum.serverS += p.serverS
-				sum.clientS += p.clientS
+				runs[n][shape].add(p)
 			}
 		}
 	}
 	printProbe(os.Stdout, network, runs)
+	whole, err := replayProbe(ctx, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	printReplay(os.Stdout, whole)
 }
 
 func printProbe(out io.Writer, network string, runs map[int]*[nProbeShapes]probeRun) {

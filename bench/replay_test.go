@@ -305,4 +305,3 @@ func printReplay(out io.Writer, runs [nReplayShapes]probeRun) {
 			p.clientUS(), p.perSecond()/runs[replayScript].perSecond(), p.serverUS()/runs[replayScript].serverUS())
 	}
 }
-

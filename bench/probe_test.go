@@ -37,7 +37,7 @@ const (
 	probeHopper probeShape = iota // queue.Build.Heartbeat: two round trips on a dedicated connection
 	probeScript                   // the reference script's heartbeat, EVALSHA on the shared connection
 	probeOneRT                    // oneRTHeartbeat on the shared connection
-	probeWrites                   // its MULTI...EXEC alone, unfenced: what no design with these writes can beat
+	probeWrites                   // its MULTI...EXEC alone, unfenced: what no design sending these writes in a round trip of their own can beat
 	nProbeShapes
 )
 
@@ -347,7 +347,8 @@ func printProbe(out io.Writer, network string, runs map[int]*[nProbeShapes]probe
 		probeHeartbeats, probeWarm, probeRounds, network)
 	fmt.Fprintln(out, "  hopper: Build.Heartbeat, two round trips on a dedicated connection; script: EVALSHA heartbeat;")
 	fmt.Fprintln(out, "  one RT: the same writes as hopper's, fenced by a version guard, one DoMulti on the shared connection;")
-	fmt.Fprintln(out, "  writes: one RT's MULTI...EXEC alone, unfenced (no design that sends these writes can beat it)")
+	fmt.Fprintln(out, "  writes: one RT's MULTI...EXEC alone, unfenced (no design that sends these writes in a round trip")
+	fmt.Fprintln(out, "  of their own can beat it)")
 	fmt.Fprintf(out, "  %10s  %-8s %12s %14s %17s %10s %12s\n", "goroutines", "shape", "heartbeats/s", "srv cpu us/hb", "client cpu us/hb", "vs script", "srv vs script")
 	for _, n := range probeGoroutines {
 		r := runs[n]

@@ -15,12 +15,13 @@ import (
 
 // The replay is make bench-probe's second part: the whole workload, with
 // every transition's writes sent in one round trip on the shared connection
-// and nothing read or decided, the most any script-free design could do
-// with the script's round trips. A drain through the library by one worker
-// is captured first: each commit's MULTI...EXEC as sent, under the unit it
-// was for. Then the build is put
-// back as it was published (DUMP and RESTORE) and drained again by workers
-// that send, for each transition of a unit, the unit's next captured commit.
+// and nothing read or decided, the most a script-free design could do that
+// sends each transition's writes in a round trip of its own, as the script
+// does. A drain through the library by one worker is captured first: each
+// commit's MULTI...EXEC as sent, under the unit it was for. Then the build
+// is put back as it was published (DUMP and RESTORE) and drained again by
+// workers that send, for each transition of a unit, the unit's next
+// captured commit.
 // A unit's transitions come in the same order in every drain, so the replay
 // lays down the library's writes on the same state (under the capturing
 // worker's name where the replaying one differs; a requeue's new entry under
@@ -117,9 +118,11 @@ func (c capturingDedicated) DoMulti(ctx context.Context, cmds ...rueidis.Complet
 }
 
 // snapshot is every key of the database, as DUMP gives it, with its TTL.
-type snapshot map[string]struct {
+type snapshot map[string]dumpedKey
+
+type dumpedKey struct {
 	dump string
-	pttl int64
+	pttl int64 // 0: none
 }
 
 func takeSnapshot(ctx context.Context, admin rueidis.Client) (snapshot, error) {
@@ -138,10 +141,7 @@ func takeSnapshot(ctx context.Context, admin rueidis.Client) (snapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("PTTL %s: %w", k, err)
 		}
-		s[k] = struct {
-			dump string
-			pttl int64
-		}{dump, max(pttl, 0)}
+		s[k] = dumpedKey{dump, max(pttl, 0)}
 	}
 	return s, nil
 }
@@ -190,11 +190,11 @@ func (r *replay) send(ctx context.Context, worker, unit string) error {
 	cmds = append(cmds, r.c.B().Multi().Build())
 	for _, args := range txn {
 		if len(args) > 2 && strings.EqualFold(args[0], "XADD") && args[1] == r.b.keys.Priority {
-			// Requeues come in another order than when captured: the new
-			// entry's ID is the server's, as the library's was when the
-			// priority stream's top was older.
-			// Recorded before the commit is sent: the worker that reads
-			// the new entry renames it in the unit's commits left.
+			// Requeues come in another order than when captured, so the
+			// captured ID may be below the priority stream's top: the
+			// server names the new entry instead. The captured ID is
+			// recorded before the commit is sent, so that the worker that
+			// reads the new entry can rename it in the unit's commits left.
 			r.mu.Lock()
 			r.requeuedAs[unit] = args[2]
 			r.mu.Unlock()

@@ -320,9 +320,9 @@ func TestOneRoundTripProbe(t *testing.T) {
 	if e.sha, err = e.admin.Do(ctx, e.admin.B().ScriptLoad().Script(string(src)).Build()).ToString(); err != nil {
 		t.Fatalf("SCRIPT LOAD: %v", err)
 	}
-	runs := map[int]*[nProbeShapes]probeRun{}
+	runs := map[int][]probeRun{}
 	for _, n := range probeGoroutines {
-		runs[n] = &[nProbeShapes]probeRun{}
+		runs[n] = make([]probeRun, nProbeShapes)
 		for round := range probeRounds {
 			for shape := range nProbeShapes {
 				p, err := probeRound(ctx, e, shape, n, round)
@@ -342,20 +342,26 @@ func TestOneRoundTripProbe(t *testing.T) {
 	printReplay(os.Stdout, whole)
 }
 
-func printProbe(out io.Writer, network string, runs map[int]*[nProbeShapes]probeRun) {
+func printProbe(out io.Writer, network string, runs map[int][]probeRun) {
 	fmt.Fprintf(out, "\n== one-round-trip probe: heartbeats alone, %d per round after %d unmeasured, %d rounds pooled; %s ==\n",
 		probeHeartbeats, probeWarm, probeRounds, network)
 	fmt.Fprintln(out, "  hopper: Build.Heartbeat, two round trips on a dedicated connection; script: EVALSHA heartbeat;")
 	fmt.Fprintln(out, "  one RT: the same writes as hopper's, fenced by a version guard, one DoMulti on the shared connection;")
 	fmt.Fprintln(out, "  writes: one RT's MULTI...EXEC alone, unfenced (no design that sends these writes in a round trip")
 	fmt.Fprintln(out, "  of their own can beat it)")
-	fmt.Fprintf(out, "  %10s  %-8s %12s %14s %17s %10s %12s\n", "goroutines", "shape", "heartbeats/s", "srv cpu us/hb", "client cpu us/hb", "vs script", "srv vs script")
+	printShapes(out, "heartbeats", probeShapeNames[:], int(probeScript), runs)
+}
+
+// printShapes prints a row per worker count and shape, with its ratios to
+// the script's row at the same count; what counts what was done.
+func printShapes(out io.Writer, what string, names []string, script int, runs map[int][]probeRun) {
+	fmt.Fprintf(out, "  %7s  %-8s %14s %14s %17s %10s %14s\n", "workers", "shape", what+"/s",
+		"srv cpu us/op", "client cpu us/op", "vs script", "srv vs script")
 	for _, n := range probeGoroutines {
 		r := runs[n]
-		for shape := range nProbeShapes {
-			p := r[shape]
-			fmt.Fprintf(out, "  %10d  %-8s %12.0f %14.1f %17.1f %9.2fx %11.2fx\n", n, probeShapeNames[shape], p.perSecond(),
-				p.serverUS(), p.clientUS(), p.perSecond()/r[probeScript].perSecond(), p.serverUS()/r[probeScript].serverUS())
+		for shape, p := range r {
+			fmt.Fprintf(out, "  %7d  %-8s %14.0f %14.1f %17.1f %9.2fx %13.2fx\n", n, names[shape], p.perSecond(), p.serverUS(),
+				p.clientUS(), p.perSecond()/r[script].perSecond(), p.serverUS()/r[script].serverUS())
 		}
 	}
 }

@@ -307,8 +307,8 @@ func drainWith(ctx context.Context, admin rueidis.Client, b *build, s side, read
 // replayRound publishes a build, captures a drain of it through the library
 // by one worker, then drains it from the snapshot once per shape and worker
 // count, each drain timed and checked.
-func replayRound(ctx context.Context, e *env, round int) (map[int]*[nReplayShapes]probeRun, error) {
-	out := map[int]*[nReplayShapes]probeRun{}
+func replayRound(ctx context.Context, e *env, round int) (map[int][]probeRun, error) {
+	out := map[int][]probeRun{}
 	if err := e.admin.Do(ctx, e.admin.B().Flushall().Build()).Error(); err != nil {
 		return nil, err
 	}
@@ -337,7 +337,7 @@ func replayRound(ctx context.Context, e *env, round int) (map[int]*[nReplayShape
 	}
 
 	for _, n := range probeGoroutines {
-		out[n] = &[nReplayShapes]probeRun{}
+		out[n] = make([]probeRun, nReplayShapes)
 		for shape := range nReplayShapes {
 			if err := snap.restore(ctx, e.admin); err != nil {
 				return nil, err
@@ -375,10 +375,10 @@ func replayRound(ctx context.Context, e *env, round int) (map[int]*[nReplayShape
 }
 
 // replayProbe runs the unmeasured round and replayRounds measured ones.
-func replayProbe(ctx context.Context, e *env) (map[int]*[nReplayShapes]probeRun, error) {
-	sum := map[int]*[nReplayShapes]probeRun{}
+func replayProbe(ctx context.Context, e *env) (map[int][]probeRun, error) {
+	sum := map[int][]probeRun{}
 	for _, n := range probeGoroutines {
-		sum[n] = &[nReplayShapes]probeRun{}
+		sum[n] = make([]probeRun, nReplayShapes)
 	}
 	for round := range replayRounds + 1 {
 		r, err := replayRound(ctx, e, round)
@@ -397,18 +397,10 @@ func replayProbe(ctx context.Context, e *env) (map[int]*[nReplayShapes]probeRun,
 	return sum, nil
 }
 
-func printReplay(out io.Writer, runs map[int]*[nReplayShapes]probeRun) {
+func printReplay(out io.Writer, runs map[int][]probeRun) {
 	fmt.Fprintf(out, "\n== the workload, builds of %d units, %d rounds pooled after one unmeasured ==\n", replayUnits, replayRounds)
 	fmt.Fprintln(out, "  hopper: the library; script: EVALSHA; writes: the library's commits, captured from a drain of the same")
 	fmt.Fprintln(out, "  build by one worker, each sent in one DoMulti on the shared connection with no read and no fence;")
 	fmt.Fprintln(out, "  one RT: the same, behind the acting worker's version fence. Every drain is checked as make bench checks it.")
-	fmt.Fprintf(out, "  %7s  %-8s %13s %13s %16s %10s %14s\n", "workers", "shape", "transitions/s", "srv cpu us/t", "client cpu us/t", "vs script", "srv vs script")
-	for _, n := range probeGoroutines {
-		r := runs[n]
-		for shape := range nReplayShapes {
-			p := r[shape]
-			fmt.Fprintf(out, "  %7d  %-8s %13.0f %13.1f %16.1f %9.2fx %13.2fx\n", n, replayShapeNames[shape], p.perSecond(), p.serverUS(),
-				p.clientUS(), p.perSecond()/r[replayScript].perSecond(), p.serverUS()/r[replayScript].serverUS())
-		}
-	}
+	printShapes(out, "transitions", replayShapeNames[:], replayScript, runs)
 }

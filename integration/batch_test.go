@@ -118,8 +118,12 @@ func requeueAborts(t *testing.T, reader *sdkmetric.ManualReader) int64 {
 // transitions arriving meanwhile queue up behind them.
 type execProxy struct {
 	*tcpProxy
-	hold          time.Duration
-	armed         atomic.Int32  // EXECs still to hold
+	hold  time.Duration
+	match []byte       // what a chunk to hold holds: EXEC, unless set before the first
+	armed atomic.Int32 // chunks still to hold
+	// before, when set, sees every chunk holding both EXEC and WATCH (a
+	// commit carrying the next batch's first round trip) before it goes on.
+	before        atomic.Pointer[func(chunk []byte)]
 	held          chan struct{} // receives once per held EXEC
 	execs         atomic.Int32
 	hgets, hmgets atomic.Int32
@@ -132,7 +136,7 @@ var proxiedWrites = [4]string{"$4\r\nHSET\r\n", "$4\r\nXACK\r\n", "$7\r\nHINCRBY
 
 func newExecProxy(t testing.TB, hold time.Duration) *execProxy {
 	t.Helper()
-	p := &execProxy{hold: hold, held: make(chan struct{}, 64)}
+	p := &execProxy{hold: hold, match: []byte("EXEC\r\n"), held: make(chan struct{}, 64)}
 	p.tcpProxy = newTCPProxy(t, srv.Addr(), func(down, up net.Conn) {
 		go func() { _, _ = io.Copy(down, up); down.Close() }()
 		go func() {
@@ -147,12 +151,13 @@ func newExecProxy(t testing.TB, hold time.Duration) *execProxy {
 					for i, w := range proxiedWrites {
 						p.writes[i].Add(int32(bytes.Count(chunk, []byte(w))))
 					}
-					if k := bytes.Count(chunk, []byte("EXEC\r\n")); k > 0 {
-						p.execs.Add(int32(k))
-						if p.armed.Add(-1) >= 0 {
-							p.held <- struct{}{}
-							time.Sleep(p.hold)
-						}
+					p.execs.Add(int32(bytes.Count(chunk, []byte("EXEC\r\n"))))
+					if bytes.Contains(chunk, p.match) && p.armed.Add(-1) >= 0 {
+						p.held <- struct{}{}
+						time.Sleep(p.hold)
+					}
+					if fn := p.before.Load(); fn != nil && bytes.Contains(chunk, []byte("EXEC\r\n")) && bytes.Contains(chunk, []byte("WATCH\r\n")) {
+						(*fn)(chunk)
 					}
 					if _, werr := up.Write(chunk); werr != nil {
 						return

@@ -51,7 +51,15 @@ type fencedOp struct {
 
 	ctx  context.Context
 	err  error
-	wake chan []*fencedOp // the batch to commit, led by this op; nil: err is set
+	wake chan wakeup
+}
+
+// wakeup tells a waiting op what became of it: it leads batch, whose first
+// round trip from may already have made (see chain.go); or, batch nil, its
+// batch committed and err is set.
+type wakeup struct {
+	batch []*fencedOp
+	from  *prefetch
 }
 
 // batcher queues a Build's fenced transitions behind its batches in flight.
@@ -121,11 +129,11 @@ func touches(keys map[opKey]bool, op *fencedOp) bool {
 
 // nextLeader is the index of the first waiting op that may lead a batch
 // now and is not behind a waiting op of its own worker, unit or entry; -1:
-// none. q.mu is held.
-func (q *batcher) nextLeader() int {
+// none. anyLane: whether or not a lane is free. q.mu is held.
+func (q *batcher) nextLeader(anyLane bool) int {
 	behind := map[opKey]bool{}
 	for i, o := range q.pending {
-		if q.free(o) && !touches(behind, o) {
+		if (anyLane || q.lanes < maxLanes) && q.mayLead(o) && !touches(behind, o) {
 			return i
 		}
 		for _, k := range o.keys() {
@@ -159,15 +167,15 @@ func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
 	if q.free(op) && !q.waiting(op) {
 		batch := q.open(op)
 		q.mu.Unlock()
-		q.run(b, batch)
+		q.run(b, batch, nil)
 		return op.err
 	}
-	op.wake = make(chan []*fencedOp, 1)
+	op.wake = make(chan wakeup, 1)
 	q.pending = append(q.pending, op)
 	q.mu.Unlock()
-	var batch []*fencedOp
+	var w wakeup
 	select {
-	case batch = <-op.wake:
+	case w = <-op.wake:
 	case <-ctx.Done():
 		q.mu.Lock()
 		if i := slices.Index(q.pending, op); i >= 0 {
@@ -176,17 +184,24 @@ func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
 			return ctx.Err()
 		}
 		q.mu.Unlock()
-		batch = <-op.wake // already taken
+		w = <-op.wake // already taken
 	}
-	if batch != nil {
-		q.run(b, batch)
+	if w.batch != nil {
+		q.run(b, w.batch, w.from)
 	}
 	return op.err
 }
 
 // free tells whether op may lead a batch now. q.mu is held.
 func (q *batcher) free(op *fencedOp) bool {
-	return q.lanes < maxLanes && (!op.tail || !q.tailBusy) && !q.inFlight(op)
+	return q.lanes < maxLanes && q.mayLead(op)
+}
+
+// mayLead tells whether op may lead a batch now, a lane aside: nothing of
+// its own in flight, and no other batch in flight holding requeues when it
+// may requeue. q.mu is held.
+func (q *batcher) mayLead(op *fencedOp) bool {
+	return (!op.tail || !q.tailBusy) && !q.inFlight(op)
 }
 
 // open gives first a lane and its batch: first, then the waiting
@@ -229,13 +244,14 @@ func (q *batcher) open(first *fencedOp) []*fencedOp {
 
 // run commits batch, which holds a lane, tells its members their outcomes,
 // gives the lane back, and opens a batch for each waiting transition there
-// is now room for.
-func (q *batcher) run(b *Build, batch []*fencedOp) {
+// is now room for. from is the batch's first round trip when the batch
+// before it carried it (see chain.go).
+func (q *batcher) run(b *Build, batch []*fencedOp, from *prefetch) {
 	ctx, cancel := batchContext(batch)
-	b.commitBatch(ctx, batch)
+	b.commitBatch(ctx, batch, link{from: from, next: q.follower(b)})
 	cancel()
 	for _, o := range batch[1:] {
-		o.wake <- nil
+		o.wake <- wakeup{}
 	}
 	tail := false
 	for _, o := range batch {
@@ -250,7 +266,7 @@ func (q *batcher) run(b *Build, batch []*fencedOp) {
 	}
 	var leaders [][]*fencedOp
 	for q.lanes < maxLanes {
-		i := q.nextLeader()
+		i := q.nextLeader(false)
 		if i < 0 {
 			break
 		}
@@ -260,45 +276,24 @@ func (q *batcher) run(b *Build, batch []*fencedOp) {
 	}
 	q.mu.Unlock()
 	for _, next := range leaders {
-		next[0].wake <- next
+		next[0].wake <- wakeup{batch: next}
 	}
 }
 
 // commitBatch commits ops (distinct workers, entries and units) in one
 // transaction. An op refused on what it read (stale, corrupt) gets its
 // refusal and writes nothing; the others go on. An error of the commit
-// itself is that of every op that had something to write.
-func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
+// itself is that of every op that had something to write. l links the
+// commit to the batches before and after it (see chain.go).
+func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 	k := b.keys
-	gs := make([]guards, len(ops))
-	watch := make([]string, 0, 2*len(ops)+1)
-	tail := false
-	for i, op := range ops {
-		gs[i] = b.guardsOf(op.r)
-		watch = append(watch, gs[i].worker)
-		if entryGuards {
-			watch = append(watch, gs[i].entry)
+	trip := l.from.tripOr(b, ops)
+	shared, gs := trip.shared, trip.gs
+	err := b.commitLinked(ctx, ops[0].mode, gs[0].worker, l, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
+		res := t.first
+		if res == nil {
+			res = c.DoMulti(ctx, b.appendTripCommands(make(rueidis.Commands, 0, shared+2+len(ops)), c, ops, trip)...)
 		}
-		tail = tail || op.tail
-	}
-	if tail {
-		// The tail guard orders requeues with every other requeue: they
-		// pick priority ids from the same tail and read the same count of
-		// units in retry. Nothing else writes it.
-		watch = append(watch, k.tailGuard())
-	}
-	shared := 3 // WATCH, EXISTS meta, TIME; then the tail's reads
-	if tail {
-		shared += tailReadCount
-	}
-	err := b.commit(ctx, ops[0].mode, gs[0].worker, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
-		cmds := make(rueidis.Commands, 0, shared+2+len(ops))
-		cmds = append(cmds, c.B().Watch().Key(watch...).Build(), c.B().Exists().Key(k.Meta).Build(), c.B().Time().Build())
-		if tail {
-			cmds = append(cmds, tailReads(b, c)...)
-		}
-		cmds, reads := b.appendBatchReads(cmds, c, ops)
-		res := c.DoMulti(ctx, cmds...)
 		if err := res[0].Error(); err != nil {
 			return nil, err
 		}
@@ -313,13 +308,13 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 			}
 		}
 		var ts *tailState
-		if tail {
+		if trip.tail {
 			if ts, err = readTail(res[3:shared]); err != nil {
 				return nil, err
 			}
 		}
 		var writes rueidis.Commands
-		replies := reads.replies(len(ops), res[shared:shared+reads.count(len(ops))])
+		replies := trip.reads.replies(len(ops), res[shared:shared+trip.reads.count(len(ops))])
 		for i, op := range ops {
 			h := common
 			if op.err = replies.held(k, i, op, &h); op.err != nil {
@@ -352,6 +347,50 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp) {
 			op.err = err
 		}
 	}
+}
+
+// batchTrip is the shape of a batch's first round trip: WATCH of every
+// guard, EXISTS meta, TIME, the tail's reads when it may requeue, then the
+// reads of its ops (batchReads).
+type batchTrip struct {
+	gs     []guards // of each op
+	watch  []string
+	tail   bool
+	shared int // replies before the ops' reads
+	reads  batchReads
+}
+
+func (b *Build) planTrip(ops []*fencedOp) batchTrip {
+	tr := batchTrip{gs: make([]guards, len(ops)), watch: make([]string, 0, 2*len(ops)+1), shared: 3}
+	for i, op := range ops {
+		tr.gs[i] = b.guardsOf(op.r)
+		tr.watch = append(tr.watch, tr.gs[i].worker)
+		if entryGuards {
+			tr.watch = append(tr.watch, tr.gs[i].entry)
+		}
+		tr.tail = tr.tail || op.tail
+		if op.readsState() {
+			tr.reads.units++
+		}
+	}
+	if tr.tail {
+		// The tail guard orders requeues with every other requeue: they
+		// pick priority ids from the same tail and read the same count of
+		// units in retry. Nothing else writes it.
+		tr.watch = append(tr.watch, b.keys.tailGuard())
+		tr.shared += tailReadCount
+	}
+	return tr
+}
+
+// appendTripCommands appends to cmds the first round trip of ops, shaped
+// as tr.
+func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
+	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), c.B().Exists().Key(b.keys.Meta).Build(), c.B().Time().Build())
+	if tr.tail {
+		cmds = append(cmds, tailReads(b, c)...)
+	}
+	return b.appendBatchReads(cmds, c, ops)
 }
 
 // fenced runs one fenced transition of r through the Build's batches.

@@ -39,8 +39,8 @@ type batchReads struct {
 }
 
 // appendBatchReads appends the reads of ops, in the order replies takes
-// them.
-func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp) (rueidis.Commands, batchReads) {
+// them (batchTrip.reads counts the units' states among them).
+func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp) rueidis.Commands {
 	k := b.keys
 	var wbuf, ubuf [4]string // a batch of a few needs no allocation
 	workers, units := wbuf[:0], ubuf[:0]
@@ -57,7 +57,7 @@ func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClien
 	for _, op := range ops {
 		cmds = append(cmds, c.B().Xpending().Key(k.stream(op.r.Stream)).Group(Group).Start(op.r.EntryID).End(op.r.EntryID).Count(1).Build())
 	}
-	return cmds, batchReads{units: len(units)}
+	return cmds
 }
 
 // count is how many replies the reads of ops take.

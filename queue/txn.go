@@ -55,10 +55,22 @@ var errRetry = errors.New("queue: retry")
 // would switch that pooled connection to its background pipeline for good,
 // and every later return to the pool would cost one more round trip.
 func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attempt) error {
+	return b.commitLinked(ctx, mode, workerGuard, link{}, try)
+}
+
+// commitLinked is commit, linked to the batches before and after it (see
+// chain.go): its first attempt runs on the connection l.from holds, with
+// t.first set to the replies of the first round trip already made there;
+// and right before each commit it sends, it carries behind the EXEC the
+// first round trip of the batch l.next gives, and then hands that batch
+// its connection.
+func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l link, try attempt) error {
 	wait := b.opts.BackoffFloor
 	dctx := dedicatedContext(ctx)
 	client := b.client // after MOVED, the node it names
 	var down time.Time // since when the connection fails before the commit
+	from := l.from
+	defer func() { from.drop() }() // not run: gave up before the first attempt
 	for n := 1; ; n++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -66,14 +78,14 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 		t := newTxn()
 		var ambiguous bool
 		var err error
-		err = client.Dedicated(func(c rueidis.DedicatedClient) error {
+		body := func(c rueidis.DedicatedClient, release func()) (handed bool, err error) {
 			writes, err := try(dctx, c, t)
 			if u, ok := err.(errUnwatched); ok {
-				return u.err
+				return false, u.err
 			}
 			if err != nil || writes == nil {
 				unwatch(c)
-				return err
+				return false, err
 			}
 			cmds := make(rueidis.Commands, 0, len(writes)+5)
 			cmds = append(cmds, c.B().Multi().Build())
@@ -81,15 +93,44 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 			cmds = b.appendTokenRecord(cmds, c, t, workerGuard)
 			cmds = append(cmds, c.B().Exec().Build())
 			unrenewedPushes(t, cmds[1:len(cmds)-1])
+			own := len(cmds)
+			var next *prefetch
+			if l.next != nil {
+				if next = l.next(c); next != nil {
+					cmds = append(cmds, next.cmds...)
+					next.cmds = nil // recycled once sent
+				}
+			}
 			res := c.DoMulti(dctx, cmds...)
-			ambiguous, err = execOutcome(res, "commit")
+			ambiguous, err = execOutcome(res[:own], "commit")
 			if err == nil {
 				b.workerGuards.applied(t.records, t.sent)
-				replies, _ := res[len(res)-1].ToArray() // execOutcome read it
+				replies, _ := res[own-1].ToArray() // execOutcome read it
 				b.renewCreated(dctx, c, guardsCreated(t.pushes, replies))
 			}
-			return err
-		})
+			if next != nil {
+				handed = next.arrived(c, release, res[own:])
+				next.batch[0].wake <- wakeup{batch: next.batch, from: next}
+			}
+			return handed, err
+		}
+		if p := from; p != nil && p.replies != nil {
+			from = nil
+			t.first = p.replies
+			var handed bool
+			handed, err = body(p.c, p.release)
+			if !handed {
+				p.release()
+			}
+		} else {
+			from = nil // its replies were lost: nothing to use or give back
+			c, release := client.Dedicate()
+			var handed bool
+			handed, err = body(c, release)
+			if !handed {
+				release()
+			}
+		}
 		if ambiguous {
 			// Whether the commit created a guard without its TTL is not
 			// known: the next commit renews them all.

@@ -132,6 +132,7 @@ func (w *workerGuards) renewed(key string, sent time.Time) {
 // guards, for the Build's memory once the commit is known applied.
 type txn struct {
 	token   string
+	first   []rueidis.RedisResult // the first round trip's replies, made behind another commit (see chain.go); nil: to make
 	sent    time.Time
 	records []guardRecord
 	pushes  []guardPush // see unrenewedPushes

@@ -114,22 +114,17 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 			}
 			return handed, err
 		}
+		var c rueidis.DedicatedClient
+		var release func()
 		if p := from; p != nil && p.replies != nil {
-			from = nil
-			t.first = p.replies
-			var handed bool
-			handed, err = body(p.c, p.release)
-			if !handed {
-				p.release()
-			}
+			t.first, c, release = p.replies, p.c, p.release
 		} else {
-			from = nil // its replies were lost: nothing to use or give back
-			c, release := client.Dedicate()
-			var handed bool
-			handed, err = body(c, release)
-			if !handed {
-				release()
-			}
+			c, release = client.Dedicate()
+		}
+		from = nil // used, or its replies were lost: nothing to give back
+		var handed bool
+		if handed, err = body(c, release); !handed {
+			release()
 		}
 		if ambiguous {
 			// Whether the commit created a guard without its TTL is not

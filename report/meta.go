@@ -85,6 +85,14 @@ func ParseMeta(fields map[string]string) (Meta, error) {
 			*f.has = true
 		}
 	}
+	if m.State != StateReady && m.State != StateInitFailed {
+		// Only a publisher writes meta's state, in the transaction that
+		// creates meta. A meta without it is what a settlement's count
+		// leaves when meta was deleted or evicted between the
+		// settlement's reads and its commit: its manifest is gone, and
+		// judged as a build of no units it could pass.
+		return Meta{}, fmt.Errorf("%w: meta state %q is neither %q nor %q", ErrCorrupt, m.State, StateReady, StateInitFailed)
+	}
 	if _, ok := fields["total_units"]; !ok && m.State == StateReady {
 		return Meta{}, fmt.Errorf("%w: meta has state %s but no total_units", ErrCorrupt, m.State)
 	}

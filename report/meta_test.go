@@ -38,6 +38,8 @@ func TestParseMetaRefusesWhatTheVerdictCannotTrust(t *testing.T) {
 		{"unit_ids not JSON", map[string]string{"state": "ready", "total_units": "1", "unit_ids": "[a"}, "unit_ids"},
 		{"file_counts not an object", map[string]string{"state": "ready", "total_units": "1", "file_counts": "[1]"}, "file_counts"},
 		{"load_errors not a list", map[string]string{"state": "init_failed", "load_errors": `"x"`}, "load_errors"},
+		{"no state: a count left where meta was deleted", map[string]string{"finalized_count": "1"}, `meta state ""`},
+		{"a state no publisher writes", map[string]string{"state": "done", "total_units": "1"}, `meta state "done"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -198,33 +198,50 @@ func (e *env) requireNothingWritten(f func()) {
 }
 
 func TestCorruptCauses(t *testing.T) {
-	t.Run("meta missing", func(t *testing.T) {
-		e := newEnv(t)
-		e.publish([]string{"u1"}, nil)
-		x, _ := e.reserve("w1")
-		require.NoError(t, e.do("DEL", e.keys.Meta).Error())
-		for _, argv := range [][]string{
-			{"delivery_accounting", "w1", ttl, string(x.stream), x.id, x.unit},
-			{"heartbeat", "w1", ttl, string(x.stream), x.id, "1", x.unit},
-			{"finalize", "w1", ttl, string(x.stream), x.id, "1", x.unit, "passed", "1"},
-			{"requeue", "w1", ttl, string(x.stream), x.id, "1", x.unit, "file", "1", "1", "1"},
-			{"abandoned", "w1", ttl, string(x.stream), x.id, "1", x.unit, "1"},
-			{"reclaim", "w1", ttl, "0", "3"},
-			{"liveness", "w1", ttl, ""},
-			// Checked before the fence: a stranger's call is CORRUPT too.
-			{"finalize", "nobody", ttl, string(x.stream), x.id, "7", x.unit, "passed", "1"},
-		} {
-			e.requireNothingWritten(func() {
-				assert.Equal(t, []any{"CORRUPT"}, e.transition(argv...), "%v", argv)
-			})
-		}
-		// Prebuilt events need no meta: a worker must be able to report that.
-		assert.Equal(t, []any{"OK"}, e.transition("worker_error", "w1", ttl, `{"type":"worker_error","worker_id":"w1"}`))
-		_, err := e.admin.Do(e.ctx, e.admin.B().Exists().Key(e.keys.Meta).Build()).AsInt64()
-		require.NoError(t, err)
-		n, _ := e.do("EXISTS", e.keys.Meta).AsInt64()
-		assert.Zero(t, n, "meta was re-created")
-	})
+	// A meta holding a count alone is what a settlement's commit leaves
+	// when meta vanished between its reads and its commit: the build's
+	// state is as gone as with no meta at all.
+	for _, tc := range []struct {
+		name string
+		stub []string // meta's fields after the loss; nil: no meta
+	}{
+		{"meta missing", nil},
+		{"meta without its state", []string{"finalized_count", "1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.publish([]string{"u1"}, nil)
+			x, _ := e.reserve("w1")
+			require.NoError(t, e.do("DEL", e.keys.Meta).Error())
+			if tc.stub != nil {
+				require.NoError(t, e.do(append([]string{"HSET", e.keys.Meta}, tc.stub...)...).Error())
+			}
+			for _, argv := range [][]string{
+				{"delivery_accounting", "w1", ttl, string(x.stream), x.id, x.unit},
+				{"heartbeat", "w1", ttl, string(x.stream), x.id, "1", x.unit},
+				{"finalize", "w1", ttl, string(x.stream), x.id, "1", x.unit, "passed", "1"},
+				{"requeue", "w1", ttl, string(x.stream), x.id, "1", x.unit, "file", "1", "1", "1"},
+				{"abandoned", "w1", ttl, string(x.stream), x.id, "1", x.unit, "1"},
+				{"reclaim", "w1", ttl, "0", "3"},
+				{"liveness", "w1", ttl, ""},
+				// Checked before the fence: a stranger's call is CORRUPT too.
+				{"finalize", "nobody", ttl, string(x.stream), x.id, "7", x.unit, "passed", "1"},
+			} {
+				e.requireNothingWritten(func() {
+					assert.Equal(t, []any{"CORRUPT"}, e.transition(argv...), "%v", argv)
+				})
+			}
+			// Prebuilt events need no meta: a worker must be able to report that.
+			assert.Equal(t, []any{"OK"}, e.transition("worker_error", "w1", ttl, `{"type":"worker_error","worker_id":"w1"}`))
+			fields, err := e.do("HGETALL", e.keys.Meta).AsStrMap()
+			require.NoError(t, err)
+			want := map[string]string{}
+			for i := 0; i+1 < len(tc.stub); i += 2 {
+				want[tc.stub[i]] = tc.stub[i+1]
+			}
+			assert.Equal(t, want, fields, "meta was written")
+		})
+	}
 	t.Run("unit state missing", func(t *testing.T) {
 		e := newEnv(t)
 		e.publish([]string{"u1"}, nil)

@@ -386,7 +386,7 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 // appendTripCommands appends to cmds the first round trip of ops, shaped
 // as tr.
 func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
-	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), c.B().Exists().Key(b.keys.Meta).Build(), c.B().Time().Build())
+	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.metaPresent(c), c.B().Time().Build())
 	if tr.tail {
 		cmds = append(cmds, tailReads(b, c)...)
 	}

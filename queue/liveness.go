@@ -26,7 +26,7 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 	return b.commit(ctx, ModeLiveness, wguard, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
 		res := c.DoMulti(ctx,
 			c.B().Watch().Key(wguard).Build(),
-			c.B().Exists().Key(b.keys.Meta).Build(),
+			b.metaPresent(c),
 			c.B().Hget().Key(b.keys.Workers).Field(worker).Build(),
 			c.B().Time().Build(),
 		)

@@ -126,7 +126,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		// First look, unwatched: usually nothing is idle and nothing was
 		// deleted, and that costs one round trip.
 		cmds := append(rueidis.Commands{
-			c.B().Exists().Key(k.Meta).Build(),
+			b.metaPresent(c),
 			c.B().Hget().Key(k.Meta).Field("max_reclaims").Build(),
 		}, b.scanCmds(c, timeoutMS)...)
 		// Entries an earlier first look found in the pending windows,

@@ -60,7 +60,7 @@ func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Strea
 func (h held) settled(r Reservation, want fence.Expect) error {
 	switch {
 	case !h.metaExists:
-		return fmt.Errorf("%w: meta is missing (unit %q)", ErrCorrupt, r.UnitID)
+		return fmt.Errorf("%w: meta is missing or holds no state (unit %q)", ErrCorrupt, r.UnitID)
 	case !fence.Holds(h.row, h.pending, want):
 		return fmt.Errorf("%w: %s %s is not held by %q at delivery %d", ErrStale, r.Stream, r.EntryID, want.Owner, want.DeliveryCount)
 	case !h.hasState:

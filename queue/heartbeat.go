@@ -22,7 +22,7 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 	}
 	return b.fenced(ctx, ModeHeartbeat, r, false, func(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string) (rueidis.Commands, error) {
 		if !h.metaExists {
-			return nil, fmt.Errorf("%w: meta is missing (unit %q)", ErrCorrupt, r.UnitID)
+			return nil, fmt.Errorf("%w: meta is missing or holds no state (unit %q)", ErrCorrupt, r.UnitID)
 		}
 		if !fence.Holds(h.row, h.pending, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount}) {
 			return nil, fmt.Errorf("%w: %s %s is not held by %q at delivery %d", ErrStale, r.Stream, r.EntryID, r.WorkerID, r.DeliveryCount)

@@ -11,7 +11,8 @@ import (
 // Liveness records that an idle worker is alive: its record's last_seen
 // becomes the server's time and its current unit becomes currentUnit (empty:
 // none), and the build's TTLs are renewed, so a build whose workers all wait
-// for lost work to come back does not expire. ErrCorrupt: meta is missing.
+// for lost work to come back does not expire. ErrCorrupt: meta is missing
+// or holds no state.
 func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err error) {
 	defer func(start time.Time) { b.meter.observe(ctx, ModeLiveness, statusOf(err, StatusOK), start) }(time.Now())
 	if err := checkID("worker id", worker); err != nil {
@@ -36,7 +37,7 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 		if n, err := res[1].AsInt64(); err != nil {
 			return nil, err
 		} else if n == 0 {
-			return nil, fmt.Errorf("%w: meta is missing (worker %q)", ErrCorrupt, worker)
+			return nil, fmt.Errorf("%w: meta is missing or holds no state (worker %q)", ErrCorrupt, worker)
 		}
 		raw, found, err := optionalString(res[2])
 		if err != nil {

@@ -149,7 +149,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		if n, err := first[0].AsInt64(); err != nil {
 			return nil, errUnwatched{err}
 		} else if n == 0 {
-			return nil, errUnwatched{fmt.Errorf("%w: meta is missing (reclaim by %q)", ErrCorrupt, worker)}
+			return nil, errUnwatched{fmt.Errorf("%w: meta is missing or holds no state (reclaim by %q)", ErrCorrupt, worker)}
 		}
 		scans, err := parseScans(first[2 : 2+scanReplies])
 		if err != nil {

@@ -203,18 +203,18 @@ func TestCorruptCauses(t *testing.T) {
 	// state is as gone as with no meta at all.
 	for _, tc := range []struct {
 		name string
-		stub []string // meta's fields after the loss; nil: no meta
+		stub map[string]string // meta's fields after the loss; empty: no meta
 	}{
-		{"meta missing", nil},
-		{"meta without its state", []string{"finalized_count", "1"}},
+		{"meta missing", map[string]string{}},
+		{"meta without its state", map[string]string{"finalized_count": "1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.publish([]string{"u1"}, nil)
 			x, _ := e.reserve("w1")
 			require.NoError(t, e.do("DEL", e.keys.Meta).Error())
-			if tc.stub != nil {
-				require.NoError(t, e.do(append([]string{"HSET", e.keys.Meta}, tc.stub...)...).Error())
+			for f, v := range tc.stub {
+				require.NoError(t, e.do("HSET", e.keys.Meta, f, v).Error())
 			}
 			for _, argv := range [][]string{
 				{"delivery_accounting", "w1", ttl, string(x.stream), x.id, x.unit},
@@ -235,11 +235,7 @@ func TestCorruptCauses(t *testing.T) {
 			assert.Equal(t, []any{"OK"}, e.transition("worker_error", "w1", ttl, `{"type":"worker_error","worker_id":"w1"}`))
 			fields, err := e.do("HGETALL", e.keys.Meta).AsStrMap()
 			require.NoError(t, err)
-			want := map[string]string{}
-			for i := 0; i+1 < len(tc.stub); i += 2 {
-				want[tc.stub[i]] = tc.stub[i+1]
-			}
-			assert.Equal(t, want, fields, "meta was written")
+			assert.Equal(t, tc.stub, fields, "meta was written")
 		})
 	}
 	t.Run("unit state missing", func(t *testing.T) {

@@ -199,20 +199,38 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		maxRaw, maxOK := optionalStringOK(first[1])
 		maxReclaims := budget.Frozen(maxRaw, maxOK, fallbackMax)
 
-		// Second look, with the guards of those entries watched: this is the
-		// read the decision stands on.
+		// Second look: this is the read the decision stands on. Ranged: the
+		// candidates and the entries whose fate the walk must read. Watched:
+		// the guards of the candidates and of every entry in the windows,
+		// not only of those ranged. Which entry the walk claims, and whether
+		// it claims from the priority stream at all, depends on which
+		// entries the window holds: a busy entry settled in between lets
+		// one past the window into it, which may be idle (the reference,
+		// run after that settlement, claims it), and a settlement retires
+		// its entry's guard. Only the second look watches that many keys;
+		// the first, which usually finds nothing to do, watches none.
 		watch := []string{wguard}
+		watched := map[entryAt]bool{}
+		guard := func(at entryAt) {
+			if entryGuards && !watched[at] {
+				watched[at] = true
+				watch = append(watch, k.entryGuard(at.stream, at.id))
+			}
+		}
 		ranged := make([]entryAt, 0, len(looked)+2)
 		for _, sc := range scans {
 			if sc.hasCnd {
-				ranged = append(ranged, entryAt{sc.stream, sc.cand.EntryID})
+				at := entryAt{sc.stream, sc.cand.EntryID}
+				ranged = append(ranged, at)
+				guard(at)
+			}
+			for _, row := range sc.window {
+				guard(entryAt{sc.stream, row.EntryID})
 			}
 		}
 		for at := range looked {
 			ranged = append(ranged, at)
-			if entryGuards {
-				watch = append(watch, k.entryGuard(at.stream, at.id))
-			}
+			guard(at)
 		}
 		cmds = rueidis.Commands{c.B().Watch().Key(watch...).Build()}
 		cmds = append(cmds, b.scanCmds(c, timeoutMS)...)
@@ -239,6 +257,9 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		}
 		if scans, err = parseScans(second[1 : 1+scanReplies]); err != nil {
 			return nil, err
+		}
+		if entryGuards && !allWatched(scans, watched) {
+			return nil, errRetry // the windows moved before the WATCH: look again
 		}
 		fields := make(map[entryAt]entryFields, len(ranged))
 		pos := 1 + scanReplies
@@ -417,6 +438,24 @@ type entryAt struct {
 
 // scanReplies is how many replies scanCmds' commands give.
 const scanReplies = 6
+
+// allWatched tells whether the guards of every entry in the scans' windows,
+// and of their candidates, are among those watched: then no entry can
+// leave a window, or stop being its stream's candidate by being settled,
+// without aborting the commit.
+func allWatched(scans []streamScan, watched map[entryAt]bool) bool {
+	for _, sc := range scans {
+		if sc.hasCnd && !watched[entryAt{sc.stream, sc.cand.EntryID}] {
+			return false
+		}
+		for _, row := range sc.window {
+			if !watched[entryAt{sc.stream, row.EntryID}] {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // scanCmds reads what a reclaim decides on, per unit stream (priority
 // first): the first entry idle for the timeout anywhere in the pending list

@@ -365,6 +365,13 @@ func TestUsageErrors(t *testing.T) {
 		{"ttl", work("--ttl", "0"), nil, `hopper work: --ttl must be a positive number of seconds, got "0"`},
 		{"tombstone ttl", work("--tombstone-ttl", "never"), nil, `hopper work: --tombstone-ttl must be a positive number of seconds, got "never"`},
 		{"init timeout", work("--init-timeout", "0"), nil, `hopper work: --init-timeout must be a positive number of seconds, got "0"`},
+		{"ttl under a millisecond", work("--ttl", "0.0005"), nil, `hopper work: --ttl must be at least 0.001 seconds (1ms), got "0.0005"`},
+		{"max unit duration under a millisecond", work("--max-unit-duration", "100us"), nil, `hopper work: --max-unit-duration must be at least 0.001 seconds (1ms), got "100us"`},
+		{"unit type line break", work("--unit-type", "spec\nfile"), nil, `hopper work: --unit-type "spec\nfile" has a line break`},
+		{"unit type oversized", work("--unit-type", strings.Repeat("t", 1025)), nil, `hopper work: --unit-type is 1025 bytes, over 1024`},
+		{"slot ids oversized", work("--worker", strings.Repeat("w", 1023), "--processes", "2"), nil, `hopper work: worker id is 1023 bytes: with --processes 2 its slot ids (<id>.1 .. <id>.2) would be up to 1025 bytes, over 1024`},
+		{"run slot ids oversized", []string{"run", "--worker", strings.Repeat("w", 1022), "-j", "10", "--summary-out", "s.json", "u", "--", "true"}, nil, `hopper run: worker id is 1022 bytes: with --jobs 10 its slot ids (<id>.1 .. <id>.10) would be up to 1025 bytes, over 1024`},
+		{"run ttl under a millisecond", []string{"run", "--ttl", "0.0005", "--summary-out", "s.json", "u", "--", "true"}, nil, `hopper run: --ttl must be at least 0.001 seconds (1ms), got "0.0005"`},
 		{"max requeues", work("--max-requeues", "-1"), nil, `hopper work: --max-requeues must be a whole number, not negative, got "-1"`},
 		{"max reclaims", work("--max-reclaims", "x"), nil, `hopper work: --max-reclaims must be a whole number, not negative, got "x"`},
 		{"processes", work("--processes", "0"), nil, `hopper work: --processes must be a whole number, at least 1, got "0"`},
@@ -401,6 +408,23 @@ func TestUsageErrors(t *testing.T) {
 			assert.True(t, strings.HasSuffix(errs, help), "ends with a pointer to --help: %q", errs)
 		})
 	}
+	assert.NoFileExists(t, filepath.Join(dir, "s.json"), "refused before anything ran")
+}
+
+// --max-requeues alone retries nothing: the retry budget lets
+// ceil(units × --requeue-tolerance) units be retried, none at the default 0.
+// The command says so before it runs, and is quiet once both are given.
+func TestRequeuesWithoutTolerance(t *testing.T) {
+	dir := fixture(t, map[string]string{"bad.sh": `exit 1`})
+	code, out, errs := hopper(t, dir, baseEnv(), "run", "--progress", "off", "--max-requeues", "1", "bad.sh", "--", "sh", "{unit}")
+	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	assert.Contains(t, errs, "hopper run: warning: --max-requeues 1 retries no unit while --requeue-tolerance is 0")
+	assert.NotContains(t, out+errs, "Retrying bad.sh")
+
+	code, out, errs = hopper(t, dir, baseEnv(), "run", "--progress", "off", "--max-requeues", "1", "--requeue-tolerance", "1", "bad.sh", "--", "sh", "{unit}")
+	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	assert.NotContains(t, errs, "warning")
+	assert.Contains(t, out+errs, "Retrying bad.sh")
 }
 
 // An unreachable Redis is one line and exit 2, for every command.
@@ -475,6 +499,25 @@ func TestProcessesAndReportOnExit(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "fingerprint mismatch")
 	assert.Contains(t, errs, "unit_ids")
+
+	// With the report to follow, too: the build passed or failed on
+	// another suite, and its verdict must not stand for this one (the
+	// build above failed; this one passes without the refused worker).
+	dir = fixture(t, map[string]string{"good.sh": `true`, "other.sh": `true`})
+	build = redistest.BuildID(t)
+	code, out, errs = hopper(t, dir, baseEnv(), "work", "--build", build, "--redis", url, "good.sh", "--", "sh", "{unit}")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	for _, args := range [][]string{
+		{"work", "--build", build, "--redis", url, "--report-on-exit", "--summary-out", "s.json", "other.sh", "--", "sh", "{unit}"},
+		{"run", "--build", build, "--redis", url, "--summary-out", "s.json", "other.sh", "--", "sh", "{unit}"},
+	} {
+		code, out, errs = hopper(t, dir, baseEnv(), args...)
+		assert.Equal(t, 2, code, "%s: stdout:\n%s\nstderr:\n%s", args[0], out, errs)
+		assert.Contains(t, errs, "fingerprint mismatch", args[0])
+		assert.Contains(t, errs, "hopper "+args[0]+": no report: a worker slot failed (above)", args[0])
+		assert.NotContains(t, out, "passed", args[0])
+		assert.NoFileExists(t, filepath.Join(dir, "s.json"), args[0])
+	}
 }
 
 // An interrupt stops the workers: the running command gets the signal (in

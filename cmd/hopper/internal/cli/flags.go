@@ -123,11 +123,16 @@ func (f *flagSet) explain(err error) error {
 // message, which names the flag and quotes the value.
 
 // positiveSeconds reads a duration given in seconds ("180", "0.5") or as a
-// Go duration ("3m", "1500ms"); it must be more than zero.
+// Go duration ("3m", "1500ms"); it must be more than zero, and at least a
+// millisecond: Redis keeps TTLs and the workers keep time in milliseconds,
+// so a shorter one would be refused later, after connecting.
 func positiveSeconds(name, raw string) (time.Duration, error) {
 	d, ok := parseSeconds(raw)
 	if !ok || d <= 0 {
 		return 0, usagef("--%s must be a positive number of seconds, got %q", name, raw)
+	}
+	if d < time.Millisecond {
+		return 0, usagef("--%s must be at least 0.001 seconds (1ms), got %q", name, raw)
 	}
 	return d, nil
 }

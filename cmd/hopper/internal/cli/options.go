@@ -237,6 +237,9 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 	if o.UnitType == "" {
 		return o, usagef("--unit-type must not be empty")
 	}
+	if err := checkName("--unit-type", o.UnitType); err != nil {
+		return o, err
+	}
 	if err := checkName("--revision", o.Revision); err != nil {
 		return o, err
 	}
@@ -267,6 +270,13 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 	}
 	if err := checkName("worker id", o.WorkerID); err != nil {
 		return o, err
+	}
+	// The slots' ids are longer than the worker id: <id>.1 .. <id>.N.
+	if n := o.Processes; n > 1 {
+		if longest := len(o.WorkerID) + 1 + len(strconv.Itoa(n)); longest > queue.MaxIDBytes {
+			return o, usagef("worker id is %d bytes: with --%s %d its slot ids (<id>.1 .. <id>.%d) would be up to %d bytes, over %d",
+				len(o.WorkerID), processes, n, n, longest, queue.MaxIDBytes)
+		}
 	}
 	return o, nil
 }

@@ -33,6 +33,7 @@ func (a *app) run(args []string) error {
 	if err != nil {
 		return err
 	}
+	a.warn(o)
 
 	where := o.Redis
 	embed := o.Redis == ""
@@ -59,9 +60,12 @@ func (a *app) run(args []string) error {
 	// machine there is no crowd to spare.
 	o.pollInterval = 100 * time.Millisecond
 	fmt.Fprintf(a.s.Stderr, "hopper run: build %s, %d unit(s), %d worker(s), on %s\n", o.BuildID, len(units), o.Processes, where)
-	a.runWorkers(client, o, units)
+	code := a.runWorkers(client, o, units)
 	if a.interrupted() {
 		return exitf(exitInfrastructure, "interrupted")
+	}
+	if err := slotsFailed(code); err != nil {
+		return err
 	}
 	fmt.Fprintln(a.s.Stdout)
 	return exitCode(a.judge(client, o.BuildID, o.Outputs, opts))

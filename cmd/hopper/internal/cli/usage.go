@@ -34,7 +34,8 @@ runs COMMAND for each, until every unit of the build has its final state. Every
 worker of a build must be given the same units, unit type, command and
 revision. Exit status: 0 when the build is complete (whatever the tests did:
 the verdict is the report's), 2 on an infrastructure error, 4 when a unit ran
-past --max-unit-duration + --timeout; with --report-on-exit, the report's.
+past --max-unit-duration + --timeout; with --report-on-exit, the report's,
+unless a worker slot failed (2, and no report).
 
 COMMAND runs with every {unit} replaced by the unit id, in a process group of
 its own, with HOPPER_UNIT, HOPPER_BUILD_ID, HOPPER_WORKER_ID and
@@ -55,8 +56,9 @@ Flags (environment fallbacks in brackets):
   --timeout SECONDS        silence after which a unit is reclaimed (default 180)
   --max-unit-duration SECONDS
                            run time after which a unit is abandoned (default 900)
-  --max-requeues N         retries per failed unit (default 0)
-  --requeue-tolerance X    share of units that may be retried, 0..1 (default 0)
+  --max-requeues N         retries per failed unit (default 0), within:
+  --requeue-tolerance X    share of units that may be retried, 0..1 (default 0:
+                           none, whatever --max-requeues says)
   --max-reclaims N         times a unit may be taken from a lost worker (default 3)
   --processes N            worker slots in this process (default 1)
   --ttl SECONDS            inactivity TTL of the build's keys (default 14400)
@@ -73,7 +75,8 @@ const runUsage = `Usage: hopper run [-j N] [flags] [units...] -- COMMAND ARGS...
 
 Runs a whole build on this machine: publishes the units, runs N worker slots
 until every unit has its final state, then prints the report and exits with
-its code (0 passed, 1 failed, 2 infrastructure, 3 incomplete). Without --redis
+its code (0 passed, 1 failed, 2 infrastructure, 3 incomplete); when a worker
+slot failed (a fingerprint mismatch, Redis lost), 2 with no report. Without --redis
 (and without HOPPER_REDIS_URL or REDIS_URL) it runs on an embedded in-process
 Redis-compatible server, so nothing needs to be installed; with --redis, other
 machines can join the build with hopper work.

@@ -44,6 +44,7 @@ func (a *app) work(args []string) error {
 	if err != nil {
 		return err
 	}
+	a.warn(o)
 	client, err := a.connect(o.target)
 	if err != nil {
 		return err
@@ -56,7 +57,33 @@ func (a *app) work(args []string) error {
 	if !o.ReportOnExit {
 		return exitCode(code)
 	}
+	if err := slotsFailed(code); err != nil {
+		return err
+	}
 	return exitCode(a.judge(client, o.BuildID, o.Outputs, o.Outputs.reportOptions()))
+}
+
+// slotsFailed is the end of a command that was to report once its worker
+// slots were done, when one of them failed (a fingerprint mismatch, the
+// build's state lost, Redis gone): the build's verdict, passed or not,
+// would then be given for a suite this process never ran, so there is no
+// report and the exit code is 2. nil: the slots did their part (an abort
+// included, which the report judges).
+func slotsFailed(code int) error {
+	if code != exitInfrastructure {
+		return nil
+	}
+	return exitf(exitInfrastructure, "no report: a worker slot failed (above), and the build's verdict would not cover this process's suite")
+}
+
+// warn says, before anything runs, what in o is valid but surely not what
+// was meant.
+func (a *app) warn(o workOptions) {
+	if o.MaxRequeues > 0 && o.RequeueTolerance == 0 {
+		// The retry budget is frozen when the build is published:
+		// ceil(units × tolerance) units may be retried, none at 0.
+		fmt.Fprintf(a.s.Stderr, "%s: warning: --max-requeues %d retries no unit while --requeue-tolerance is 0 (the share of units that may be retried); give one too, for example --requeue-tolerance 0.2\n", a.name, o.MaxRequeues)
+	}
 }
 
 // suiteInput checks the command and reads the units, for work and run.

@@ -27,9 +27,10 @@ package integration
 //     operation renewed each key (every snapshot lowers all TTLs to a mark);
 //   - inputs that Transition refuses by design before touching Redis (invalid
 //     JSON in errors, an unknown outcome or mode, counts below 1, an empty
-//     unit type, a prebuilt payload with trailing whitespace...) are never
-//     generated: the script would error half-way or write a corrupt log.
-//     TestReferenceErrors compares error against error where both refuse.
+//     unit type...) are never generated: the script would error half-way or
+//     write a corrupt log. Nor are prebuilt payloads ending in whitespace,
+//     which Transition trims and the script refuses. TestReferenceErrors
+//     compares error against error where both refuse.
 //
 // Random operations: reads (plain XREADGROUP, priority first) and delivery
 // accounting, heartbeat, finalize, requeue, abandoned, liveness, reclaim with

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -371,6 +372,8 @@ func TestUsageErrors(t *testing.T) {
 		{"unit type oversized", work("--unit-type", strings.Repeat("t", 1025)), nil, `hopper work: --unit-type is 1025 bytes, over 1024`},
 		{"slot ids oversized", work("--worker", strings.Repeat("w", 1023), "--processes", "2"), nil, `hopper work: worker id is 1023 bytes: with --processes 2 its slot ids (<id>.1 .. <id>.2) would be up to 1025 bytes, over 1024`},
 		{"run slot ids oversized", []string{"run", "--worker", strings.Repeat("w", 1022), "-j", "10", "--summary-out", "s.json", "u", "--", "true"}, nil, `hopper run: worker id is 1022 bytes: with --jobs 10 its slot ids (<id>.1 .. <id>.10) would be up to 1025 bytes, over 1024`},
+		{"run report on exit", []string{"run", "--report-on-exit", "u", "--", "true"}, nil, `hopper run: --report-on-exit is for hopper work: hopper run always reports`},
+		runSlotIDs(),
 		{"run ttl under a millisecond", []string{"run", "--ttl", "0.0005", "--summary-out", "s.json", "u", "--", "true"}, nil, `hopper run: --ttl must be at least 0.001 seconds (1ms), got "0.0005"`},
 		{"max requeues", work("--max-requeues", "-1"), nil, `hopper work: --max-requeues must be a whole number, not negative, got "-1"`},
 		{"max reclaims", work("--max-reclaims", "x"), nil, `hopper work: --max-reclaims must be a whole number, not negative, got "x"`},
@@ -409,6 +412,28 @@ func TestUsageErrors(t *testing.T) {
 		})
 	}
 	assert.NoFileExists(t, filepath.Join(dir, "s.json"), "refused before anything ran")
+}
+
+// runSlotIDs is the usage error of hopper run given a worker id one byte too
+// long for the slots it runs by default, one per CPU.
+func runSlotIDs() (tc struct {
+	name string
+	args []string
+	env  []string
+	want string
+}) {
+	n := runtime.NumCPU()
+	tc.name = "run slot ids oversized by the default jobs"
+	if n == 1 {
+		// One slot takes the worker id itself.
+		tc.args = []string{"run", "--worker", strings.Repeat("w", 1025), "u", "--", "true"}
+		tc.want = `hopper run: worker id is 1025 bytes, over 1024`
+		return tc
+	}
+	size := 1024 - 1 - len(strconv.Itoa(n)) + 1
+	tc.args = []string{"run", "--worker", strings.Repeat("w", size), "u", "--", "true"}
+	tc.want = fmt.Sprintf("hopper run: worker id is %d bytes: with --jobs %d its slot ids (<id>.1 .. <id>.%d) would be up to 1025 bytes, over 1024", size, n, n)
+	return tc
 }
 
 // --max-requeues alone retries nothing: the retry budget lets

@@ -271,14 +271,19 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 	if err := checkName("worker id", o.WorkerID); err != nil {
 		return o, err
 	}
-	// The slots' ids are longer than the worker id: <id>.1 .. <id>.N.
+	return o, o.checkSlotIDs(processes)
+}
+
+// checkSlotIDs refuses a worker id whose slots' ids, <id>.1 .. <id>.N, would
+// be too long; processes names the flag that gave N.
+func (o workOptions) checkSlotIDs(processes string) error {
 	if n := o.Processes; n > 1 {
 		if longest := len(o.WorkerID) + 1 + len(strconv.Itoa(n)); longest > queue.MaxIDBytes {
-			return o, usagef("worker id is %d bytes: with --%s %d its slot ids (<id>.1 .. <id>.%d) would be up to %d bytes, over %d",
+			return usagef("worker id is %d bytes: with --%s %d its slot ids (<id>.1 .. <id>.%d) would be up to %d bytes, over %d",
 				len(o.WorkerID), processes, n, n, longest, queue.MaxIDBytes)
 		}
 	}
-	return o, nil
+	return nil
 }
 
 // config is one slot's worker configuration.

@@ -23,8 +23,14 @@ func (a *app) run(args []string) error {
 	if err != nil {
 		return err
 	}
+	if f.Given("report-on-exit") {
+		return usagef("--report-on-exit is for hopper work: hopper run always reports")
+	}
 	if !f.Given("jobs") {
 		o.Processes = runtime.NumCPU()
+		if err := o.checkSlotIDs("jobs"); err != nil {
+			return err
+		}
 	}
 	if o.BuildID == "" {
 		o.BuildID = generatedBuildID()

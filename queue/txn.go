@@ -47,9 +47,10 @@ var errRetry = errors.New("queue: retry")
 //
 // On return, either the transition's writes were applied exactly once
 // (nil error), or none were (any other error but ErrOutcomeUnknown). The
-// caller's cancellation takes effect between attempts: an attempt in flight
-// runs to its end (bounded by the client's connection timeouts), so that a
-// cancelled caller is never left not knowing what it committed.
+// caller's cancellation takes effect between attempts, or between an
+// attempt's reads and its commit, when nothing was sent to commit: a commit
+// in flight runs to its end (bounded by the client's connection timeouts),
+// so that a cancelled caller is never left not knowing what it committed.
 //
 // Deadline-free contexts are not passed to the dedicated connection: rueidis
 // would switch that pooled connection to its background pipeline for good,
@@ -84,6 +85,14 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 				return false, u.err
 			}
 			if err != nil || writes == nil {
+				unwatch(c)
+				return false, err
+			}
+			if err := dctx.Err(); err != nil {
+				// The caller gave up (a deadline, or a cancellation the
+				// reads did not see) between the reads and the commit.
+				// Nothing is sent: no lost reply to resolve, and the
+				// connection goes back to the pool disarmed.
 				unwatch(c)
 				return false, err
 			}

@@ -63,13 +63,21 @@ type guardRecord struct {
 
 // guardKeep is how long a worker guard's TTL, set by a commit, is trusted
 // to run: half the build's TTL, or nothing when half the TTL would not
-// outlast a resolution with room to spare.
+// outlast, with room to spare, what may pass between a commit's planning
+// and its resolution's last look: the commit's two round trips, each up to
+// the client's connection timeouts (rueidis's default write timeout is
+// 10 s; roundTripAllowance leaves room for both), then the resolution.
+// A guard that expired in that time would hide a token that landed.
 func guardKeep(ttl, resolveWait time.Duration) time.Duration {
-	if ttl/2 < 2*resolveWait+time.Second {
+	if ttl/2 < 2*resolveWait+roundTripAllowance {
 		return 0
 	}
 	return ttl / 2
 }
+
+// roundTripAllowance bounds the time a commit's two round trips may take
+// on a slow but living server, for guardKeep.
+const roundTripAllowance = time.Minute
 
 // plan decides what a commit sent at now writes to the guard key.
 func (w *workerGuards) plan(key string, now time.Time) guardRecord {

@@ -57,5 +57,7 @@ func TestGuardKeep(t *testing.T) {
 	assert.Equal(t, 12*time.Hour, guardKeep(24*time.Hour, 10*time.Second))
 	assert.Equal(t, 5*time.Minute, guardKeep(10*time.Minute, 10*time.Second))
 	assert.Zero(t, guardKeep(40*time.Second, 10*time.Second), "half the TTL must outlast a resolution")
+	assert.Zero(t, guardKeep(100*time.Second, 10*time.Second), "and the commit's round trips before it, up to the connection timeouts")
+	assert.Equal(t, 80*time.Second, guardKeep(160*time.Second, 10*time.Second))
 	assert.Zero(t, guardKeep(time.Second, 0))
 }

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/hopper-queue/hopper/queue"
 )
@@ -16,6 +18,26 @@ var (
 	// without settling it (exit code 2).
 	ErrHeartbeatLost = errors.New("worker: heartbeat lost")
 )
+
+// stopError is how Run reports ErrAborted and ErrHeartbeatLost: its message
+// names the worker once ("worker w1: aborted: ..."), where wrapping the
+// sentinel would repeat the package's prefix after the worker's ("worker
+// w1: worker: aborted: ..."), and a command prints its own name before it
+// all. errors.Is finds the sentinel.
+type stopError struct {
+	kind error
+	msg  string
+}
+
+func (e *stopError) Error() string { return e.msg }
+func (e *stopError) Unwrap() error { return e.kind }
+
+// stopErrorf builds a stopError of kind for worker id, saying what the
+// sentinel says without its "worker: " prefix, then format.
+func stopErrorf(kind error, id, format string, args ...any) error {
+	what := strings.TrimPrefix(kind.Error(), "worker: ")
+	return &stopError{kind: kind, msg: "worker " + id + ": " + what + ": " + fmt.Sprintf(format, args...)}
+}
 
 // Exit codes of a worker process, as the original's. A worker never exits 1
 // or 3: test failures and incomplete builds are the report's to tell.

@@ -3,7 +3,6 @@ package worker
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"time"
 
@@ -48,7 +47,7 @@ type heartbeat struct {
 	done  chan struct{} // closed when the heartbeat has stopped
 
 	corrupt error // the build's state is missing
-	lost    error // Redis failed for longer than the timeout
+	lost    error // Redis failed for longer than the timeout: the last error
 }
 
 // startHeartbeat starts r's heartbeat; ctx must not end with the worker's
@@ -126,7 +125,7 @@ func (h *heartbeat) run(ctx context.Context) {
 			failures++
 			if now.Sub(lastOK) >= cfg.Timeout {
 				renewing = false
-				h.lost = fmt.Errorf("%w: the heartbeat of %s failed for %ss: %v", ErrHeartbeatLost, h.r.UnitID, seconds(cfg.Timeout), err)
+				h.lost = err
 			} else {
 				wait = retry
 			}

@@ -34,8 +34,8 @@ func (w *worker) work(ctx context.Context, r queue.Reservation) error {
 	case <-hb.abort:
 		cancel()
 		<-hb.done
-		return fmt.Errorf("worker %s: %w: %s ran past %ss (max unit duration) + %ss (timeout)",
-			w.cfg.WorkerID, ErrAborted, r.UnitID, seconds(w.cfg.MaxUnitDuration), seconds(w.cfg.Timeout))
+		return stopErrorf(ErrAborted, w.cfg.WorkerID, "%s ran past %ss (max unit duration) + %ss (timeout)",
+			r.UnitID, seconds(w.cfg.MaxUnitDuration), seconds(w.cfg.Timeout))
 	}
 	res := a.res
 	if res.Duration <= 0 {
@@ -48,7 +48,8 @@ func (w *worker) work(ctx context.Context, r queue.Reservation) error {
 	case hb.corrupt != nil:
 		return w.fail(ctx, events.PhaseRedis, r.UnitID, hb.corrupt)
 	case hb.lost != nil:
-		return fmt.Errorf("worker %s: %w", w.cfg.WorkerID, hb.lost)
+		return stopErrorf(ErrHeartbeatLost, w.cfg.WorkerID, "no renewal of %s succeeded for %ss (timeout): %v",
+			r.UnitID, seconds(w.cfg.Timeout), hb.lost)
 	case ctx.Err() != nil && !res.passed():
 		w.logf("stopping: %s left for another worker to reclaim", r.UnitID)
 		return ctx.Err()

@@ -1,0 +1,104 @@
+package worker_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/worker"
+	"github.com/redis/rueidis"
+)
+
+// syncBuffer is a bytes.Buffer safe for the worker's log and a test's reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newClient(t *testing.T) rueidis.Client {
+	t.Helper()
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{redisAddr}, DisableCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	return client
+}
+
+func buildID(t *testing.T) string {
+	return "t-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+}
+
+// pauseWrites makes the server hold every write command for d (CLIENT
+// PAUSE ... WRITE): the transitions of a worker then hang as on a Redis
+// that stopped answering, while the test's own reads go on.
+func pauseWrites(t *testing.T, client rueidis.Client, d time.Duration) {
+	t.Helper()
+	ms := strconv.FormatInt(d.Milliseconds(), 10)
+	if err := client.Do(context.Background(), client.B().Arbitrary("CLIENT", "PAUSE").Args(ms, "WRITE").Build()).Error(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = client.Do(context.Background(), client.B().Arbitrary("CLIENT", "UNPAUSE").Build()).Error()
+	})
+}
+
+// The errors a worker ends with name the worker once, then what happened:
+// "worker w1: aborted: ...", not "worker w1: worker: aborted: ...", which
+// the command would print after its own "hopper work: ". errors.Is still
+// finds the sentinel, which ExitCode reads.
+func TestStopErrorsNameTheWorkerOnce(t *testing.T) {
+	client := newClient(t)
+	tests := []struct {
+		name     string
+		maxUnit  time.Duration
+		run      func(ctx context.Context)
+		sentinel error
+		want     string // the start of the message
+	}{
+		{"aborted", 100 * time.Millisecond, func(ctx context.Context) { <-ctx.Done() }, worker.ErrAborted,
+			"worker w1: aborted: u1 ran past 0.1s (max unit duration) + 0.3s (timeout)"},
+		{"heartbeat lost", time.Hour, func(context.Context) {
+			pauseWrites(t, client, time.Second) // every renewal hangs past Timeout
+			time.Sleep(1500 * time.Millisecond)
+		}, worker.ErrHeartbeatLost, "worker w1: heartbeat lost: no renewal of u1 succeeded for 0.3s (timeout): "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := worker.Config{BuildID: buildID(t), WorkerID: "w1", Timeout: 300 * time.Millisecond,
+				MaxUnitDuration: tt.maxUnit, Block: 20 * time.Millisecond, Log: io.Discard, Output: io.Discard}
+			err := worker.Run(t.Context(), client, worker.Suite{Units: []string{"u1"}}, cfg, func(ctx context.Context, r queue.Reservation) worker.Result {
+				tt.run(ctx)
+				return worker.Result{Outcome: worker.Passed}
+			})
+			if !errors.Is(err, tt.sentinel) {
+				t.Fatalf("Run = %v, want %v", err, tt.sentinel)
+			}
+			if got := err.Error(); !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got %q, want it to start %q", got, tt.want)
+			}
+			if got := err.Error(); strings.Count(got, "worker") != 1 {
+				t.Errorf("got %q, want %q once", got, "worker")
+			}
+		})
+	}
+}

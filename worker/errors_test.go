@@ -102,3 +102,38 @@ func TestStopErrorsNameTheWorkerOnce(t *testing.T) {
 		})
 	}
 }
+
+// A unit that overruns is stopped at MaxUnitDuration+Timeout (SPEC section
+// 5) even when Redis stops answering meanwhile: a heartbeat call that hangs
+// (its commit, then finding out whether the commit landed, for up to
+// Timeout) must not push the abort back by as long again.
+func TestAbortOnTimeWhileRedisStalls(t *testing.T) {
+	client := newClient(t)
+	var log syncBuffer
+	cfg := worker.Config{BuildID: buildID(t), WorkerID: "w1", Timeout: time.Second,
+		MaxUnitDuration: 100 * time.Millisecond, Block: 20 * time.Millisecond, Log: &log, Output: io.Discard}
+	type stop struct {
+		after  time.Duration
+		logged string
+	}
+	stopped := make(chan stop, 1) // an aborted Func may return after Run did
+	err := worker.Run(t.Context(), client, worker.Suite{Units: []string{"u1"}}, cfg, func(ctx context.Context, r queue.Reservation) worker.Result {
+		start := time.Now()
+		pauseWrites(t, client, 5*time.Second) // every heartbeat hangs
+		<-ctx.Done()
+		stopped <- stop{time.Since(start), log.String()}
+		return worker.Result{Outcome: worker.Failed}
+	})
+	_ = client.Do(context.Background(), client.B().Arbitrary("CLIENT", "UNPAUSE").Build()).Error()
+	if !errors.Is(err, worker.ErrAborted) {
+		t.Fatalf("Run = %v, want ErrAborted", err)
+	}
+	s := <-stopped
+	const abortAt, slack = 1100 * time.Millisecond, 300 * time.Millisecond
+	if s.after < abortAt || s.after > abortAt+slack {
+		t.Errorf("got the unit stopped after %v, want after %v (max unit duration + timeout), within %v", s.after, abortAt, slack)
+	}
+	if want := "Aborting worker: u1 exceeded 0.1s\n"; !strings.Contains(s.logged, want) {
+		t.Errorf("got log %q when the unit was stopped, want it to say %q", s.logged, want)
+	}
+}

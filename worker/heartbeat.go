@@ -15,8 +15,8 @@ type beat int
 const (
 	beatRenew   beat = iota // renew the hold
 	beatAbandon             // record the unit abandoned and let the hold go
-	beatWait                // the hold is let go: only watch for the abort
-	beatAbort               // the unit overran: stop it and the worker
+	beatWait                // the hold is let go: only wait for the abort
+	beatAbort               // the unit overran: the worker aborts it (see work)
 )
 
 // nextBeat decides a tick from how long the attempt has run: renew, until
@@ -36,15 +36,17 @@ func nextBeat(elapsed, maxUnit, timeout time.Duration, renewing, abandoned bool)
 }
 
 // heartbeat keeps a worker's hold on one reservation alive while its Func
-// runs. Its fields past done are set before done is closed.
+// runs. Its fields past done are set before done is closed. The abort is not
+// its to time: a call to Redis can hang for Timeout and more (its commit,
+// then finding out whether the commit landed), and the unit must still be
+// stopped at MaxUnitDuration+Timeout; work has its own timer for that.
 type heartbeat struct {
 	w     *worker
 	r     queue.Reservation
 	start time.Time
 
-	stop  chan struct{} // closed by finish: the Func returned
-	abort chan struct{} // closed by the heartbeat: the unit overran
-	done  chan struct{} // closed when the heartbeat has stopped
+	stop chan struct{} // closed by finish: the Func returned or was aborted
+	done chan struct{} // closed when the heartbeat has stopped
 
 	corrupt error // the build's state is missing
 	lost    error // Redis failed for longer than the timeout: the last error
@@ -54,7 +56,7 @@ type heartbeat struct {
 // stop (the hold outlives it until the Func returns).
 func (w *worker) startHeartbeat(ctx context.Context, r queue.Reservation, start time.Time) *heartbeat {
 	h := &heartbeat{w: w, r: r, start: start,
-		stop: make(chan struct{}), abort: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{})}
 	go h.run(ctx)
 	return h
 }
@@ -86,9 +88,7 @@ func (h *heartbeat) run(ctx context.Context) {
 		act := nextBeat(elapsed, cfg.MaxUnitDuration, cfg.Timeout, renewing, abandoned)
 		switch act {
 		case beatAbort:
-			h.w.logf("Aborting worker: %s exceeded %ss", h.r.UnitID, seconds(cfg.MaxUnitDuration))
-			close(h.abort)
-			return
+			return // nothing left to renew; work aborts the unit
 		case beatWait:
 			wait = min(interval, abortAt-elapsed)
 			continue

@@ -26,14 +26,20 @@ func (w *worker) work(ctx context.Context, r queue.Reservation) error {
 	done := make(chan attempt, 1) // buffered: an aborted Func may return after Run did
 	go w.attempt(unitCtx, r, done)
 	hb := w.startHeartbeat(context.WithoutCancel(ctx), r, start)
+	// The abort has its own timer, not the heartbeat's ticks, which a
+	// hanging call to Redis would hold back.
+	overrun := w.cfg.Clock.After(w.cfg.MaxUnitDuration + w.cfg.Timeout)
 
 	var a attempt
 	select {
 	case a = <-done:
 		hb.finish()
-	case <-hb.abort:
+	case <-overrun:
+		w.logf("Aborting worker: %s exceeded %ss", r.UnitID, seconds(w.cfg.MaxUnitDuration))
 		cancel()
-		<-hb.done
+		// The unit is stopped now; the heartbeat ends once a call in
+		// flight returns, so that nothing Run started outlives it.
+		hb.finish()
 		return stopErrorf(ErrAborted, w.cfg.WorkerID, "%s ran past %ss (max unit duration) + %ss (timeout)",
 			r.UnitID, seconds(w.cfg.MaxUnitDuration), seconds(w.cfg.Timeout))
 	}

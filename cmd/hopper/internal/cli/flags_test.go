@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hopper-queue/hopper/queue"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -189,4 +191,37 @@ func TestReadUnits(t *testing.T) {
 	_, err = readUnits([]string{"a", ""}, "", nil)
 	require.Error(t, err)
 	assert.Equal(t, "argument 2 is an empty unit id", err.Error())
+}
+
+// A unit id that no command could be given is refused up front, naming the
+// unit once and where it came from: a NUL byte (a list written by find
+// -print0) cannot be in an argument or in HOPPER_UNIT, and every attempt
+// would fail to start.
+func TestReadUnitsRefusesBadIDs(t *testing.T) {
+	long := strings.Repeat("u", queue.MaxIDBytes+1)
+	tests := []struct {
+		args  []string
+		stdin string
+		want  string
+	}{
+		{nil, "spec/a_spec.rb\x00spec/b_spec.rb\x00\n", `unit "spec/a_spec.rb\x00spec/b_spec.rb\x00" (line 1 of stdin) holds a NUL byte, which no command line can carry`},
+		{[]string{"ok", "a\x00b"}, "", `unit "a\x00b" (argument 2) holds a NUL byte, which no command line can carry`},
+		{[]string{"a\rb"}, "", `unit "a\rb" (argument 1) has a line break`},
+		{nil, "ok\nb\xff\n", `unit "b\xff" (line 2 of stdin) is not valid UTF-8`},
+		{[]string{long}, "", fmt.Sprintf("unit (argument 1) is %d bytes, over %d", len(long), queue.MaxIDBytes)},
+	}
+	for _, tt := range tests {
+		from := ""
+		if tt.stdin != "" {
+			from = "-"
+		}
+		_, err := readUnits(tt.args, from, strings.NewReader(tt.stdin))
+		if err == nil {
+			t.Errorf("readUnits(%q, %q) = nil error, want %q", tt.args, tt.stdin, tt.want)
+			continue
+		}
+		if got := err.Error(); got != tt.want {
+			t.Errorf("got %q, want %q", got, tt.want)
+		}
+	}
 }

@@ -325,7 +325,7 @@ func readUnits(args []string, from string, stdin io.Reader) ([]string, error) {
 		if prev, dup := seen[u]; dup {
 			return usagef("unit %q is given twice (%s and %s)", u, prev, where)
 		}
-		if err := checkName(fmt.Sprintf("unit %q (%s)", u, where), u); err != nil {
+		if err := checkUnit(u, where); err != nil {
 			return err
 		}
 		seen[u] = where
@@ -370,6 +370,25 @@ func readUnits(args []string, from string, stdin io.Reader) ([]string, error) {
 		return nil, usagef("cannot read --units-from %s: %v", from, unwrapPath(err))
 	}
 	return units, nil
+}
+
+// checkUnit refuses a unit id the queue would refuse, and one that no
+// command could be given: the id is an argument of every attempt and its
+// HOPPER_UNIT, and neither can hold a NUL byte (a list written by find
+// -print0 would otherwise become one unit that fails to start on every
+// attempt). The message names the unit once, and where it was given.
+func checkUnit(u, where string) error {
+	switch {
+	case len(u) > queue.MaxIDBytes:
+		return usagef("unit (%s) is %d bytes, over %d", where, len(u), queue.MaxIDBytes)
+	case strings.ContainsAny(u, "\r\n"):
+		return usagef("unit %q (%s) has a line break", u, where)
+	case !utf8.ValidString(u):
+		return usagef("unit %q (%s) is not valid UTF-8", u, where)
+	case strings.IndexByte(u, 0) >= 0:
+		return usagef("unit %q (%s) holds a NUL byte, which no command line can carry", u, where)
+	}
+	return nil
 }
 
 // unwrapPath drops the *PathError's repetition of the path.

@@ -137,3 +137,45 @@ func TestAbortOnTimeWhileRedisStalls(t *testing.T) {
 		t.Errorf("got log %q when the unit was stopped, want it to say %q", s.logged, want)
 	}
 }
+
+// A settlement that fails ends the worker with an error naming the worker,
+// the operation and the unit, whether Redis hung before the commit (the
+// settlement's own deadline, Timeout, passes) or during it (whether it
+// landed is unknown): the user must learn which unit's result may be lost.
+func TestSettlementFailureNamesTheUnit(t *testing.T) {
+	client := newClient(t)
+	for _, tt := range []struct {
+		pause string // what the server holds: every command, or writes
+		fail  bool
+		want  string
+	}{
+		{"ALL", false, "worker w1: finalizing u1: "},
+		{"WRITE", false, "worker w1: finalizing u1: "},
+		{"WRITE", true, "worker w1: requeueing u1: "},
+	} {
+		t.Run(tt.pause, func(t *testing.T) {
+			cfg := worker.Config{BuildID: buildID(t), WorkerID: "w1", Timeout: 300 * time.Millisecond,
+				MaxUnitDuration: time.Hour, MaxRequeues: 1, RequeueTolerance: 1, Block: 20 * time.Millisecond, Log: io.Discard, Output: io.Discard}
+			err := worker.Run(t.Context(), client, worker.Suite{Units: []string{"u1"}}, cfg, func(ctx context.Context, r queue.Reservation) worker.Result {
+				ms := "1500"
+				if err := client.Do(ctx, client.B().Arbitrary("CLIENT", "PAUSE").Args(ms, tt.pause).Build()).Error(); err != nil {
+					t.Error(err)
+				}
+				if tt.fail {
+					return worker.Result{Outcome: worker.Failed}
+				}
+				return worker.Result{Outcome: worker.Passed}
+			})
+			_ = client.Do(context.Background(), client.B().Arbitrary("CLIENT", "UNPAUSE").Build()).Error()
+			if err == nil {
+				t.Fatal("Run = nil, want an error")
+			}
+			if got := err.Error(); !strings.HasPrefix(got, tt.want) {
+				t.Errorf("got %q, want it to start %q", got, tt.want)
+			}
+			if got := worker.ExitCode(err); got != worker.ExitInfrastructure {
+				t.Errorf("got exit code %d, want %d", got, worker.ExitInfrastructure)
+			}
+		})
+	}
+}

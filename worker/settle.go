@@ -46,7 +46,19 @@ func (w *worker) settle(ctx context.Context, r queue.Reservation, res Result) er
 		w.logf("reservation for %s is stale; result discarded", r.UnitID)
 		return nil
 	case err != nil:
-		return w.fail(sctx, events.PhaseRedis, r.UnitID, err)
+		// The error names the unit: its result may be lost, or, when the
+		// commit's outcome is unknown, recorded without its output shown.
+		// The settlement ignores the worker's stop, so a deadline here is
+		// its own (Redis silent for Timeout), not a stop to pass over in
+		// silence.
+		if sctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+			err = fmt.Errorf("Redis did not answer within %ss (timeout)", seconds(w.cfg.Timeout))
+		}
+		verb := "finalizing"
+		if op == events.OperationRequeue {
+			verb = "requeueing"
+		}
+		return w.fail(context.WithoutCancel(ctx), events.PhaseRedis, r.UnitID, fmt.Errorf("%s %s: %w", verb, r.UnitID, err))
 	case q.Requeued:
 		w.logf("Retrying %s (retry %d of %d; next attempt %d): %d failure(s)",
 			r.UnitID, q.RetryIndex, w.manifest.Budgets.MaxRequeues, q.RetryIndex+1, res.failures())

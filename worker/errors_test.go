@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"strings"
@@ -177,5 +178,52 @@ func TestSettlementFailureNamesTheUnit(t *testing.T) {
 				t.Errorf("got exit code %d, want %d", got, worker.ExitInfrastructure)
 			}
 		})
+	}
+}
+
+// A unit reclaimed while it runs: the owner's heartbeat is refused (STALE),
+// it stops renewing without calling that a Redis failure, lets the unit
+// finish, and its settlement is refused, recorded as stale_rejected, and
+// its output discarded (SPEC sections 5 and 6). The thief then goes silent,
+// and the owner takes the unit back and finishes it.
+func TestHeartbeatRefusedAfterAReclaim(t *testing.T) {
+	client := newClient(t)
+	var log, out syncBuffer
+	id := buildID(t)
+	cfg := worker.Config{BuildID: id, WorkerID: "w1", Timeout: 300 * time.Millisecond,
+		MaxUnitDuration: time.Hour, Block: 20 * time.Millisecond, Log: &log, Output: &out}
+	thief, err := queue.Open(client, id, queue.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = worker.Run(t.Context(), client, worker.Suite{Units: []string{"u1"}}, cfg, func(ctx context.Context, r queue.Reservation) worker.Result {
+		if r.ReclaimCount > 0 {
+			return worker.Result{Outcome: worker.Passed, Output: []byte("counted output\n")}
+		}
+		if rc, err := thief.Reclaim(ctx, "thief", 0, 3); err != nil || rc.Status != queue.ReclaimTaken {
+			t.Errorf("Reclaim = %+v, %v; want the unit taken", rc, err)
+		}
+		time.Sleep(500 * time.Millisecond) // several heartbeats, all refused
+		return worker.Result{Outcome: worker.Passed, Output: []byte("stale output\n")}
+	})
+	if err != nil {
+		t.Fatalf("Run = %v, want nil", err)
+	}
+	if got, want := out.String(), "counted output\n"; got != want {
+		t.Errorf("got output %q, want %q (the stale attempt's is discarded)", got, want)
+	}
+	got := log.String()
+	if !strings.Contains(got, "reservation for u1 is stale; result discarded") {
+		t.Errorf("got log %q, want the stale result reported", got)
+	}
+	if strings.Contains(got, "heartbeat failed") {
+		t.Errorf("got log %q, want no heartbeat failure: a refusal is not Redis failing", got)
+	}
+	evs, err := client.Do(t.Context(), client.B().Xrange().Key("hopper:{"+id+"}:attempts").Start("-").End("+").Build()).ToAny()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(fmt.Sprint(evs), `"type":"stale_rejected"`); got != 1 {
+		t.Errorf("got %d stale_rejected events, want 1: %v", got, evs)
 	}
 }

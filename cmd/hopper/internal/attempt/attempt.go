@@ -204,7 +204,7 @@ func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
 		pr.Close()
 		o.StartErr = err
 		o.Duration = time.Since(start)
-		fmt.Fprintf(buf, "hopper: cannot start %s: %v\n", Quote(argv), err)
+		fmt.Fprintf(buf, "hopper: cannot start %s: %v\n", Quote(argv), startCause(err))
 		return buf.Bytes(), o
 	}
 	pw.Close() // the children hold the write end now
@@ -255,6 +255,21 @@ func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
 		o.StartErr = waitErr
 	}
 	return buf.Bytes(), o
+}
+
+// startCause is why a command could not start, without the program's name,
+// which exec's errors repeat ("fork/exec /x: ...", "exec: \"x\": ...") and
+// the line saying so already gives.
+func startCause(err error) error {
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return err
 }
 
 // stop ends a cancelled attempt's process group: at once when the worker

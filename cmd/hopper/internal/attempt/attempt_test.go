@@ -99,6 +99,26 @@ func TestCannotStart(t *testing.T) {
 	assert.Contains(t, string(res.Output), "hopper: cannot start /nonexistent/hopper-test-command u")
 }
 
+// Why a command cannot start is said once, after the command line, without
+// exec's own repetition of the program ("cannot start /x u: fork/exec /x:
+// ...").
+func TestCannotStartSaysWhyOnce(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"/nonexistent/hopper-test-command", "{unit}"}, "hopper: cannot start /nonexistent/hopper-test-command u: no such file or directory\n"},
+		{[]string{"hopper-test-command-not-in-path", "{unit}"}, "hopper: cannot start hopper-test-command-not-in-path u: executable file not found in $PATH\n"},
+		{[]string{t.TempDir()}, "permission denied\n"},
+	} {
+		out, o := (&Command{Args: tt.args}).Run(context.Background(), "u")
+		require.Error(t, o.StartErr)
+		if got := string(out); !strings.HasSuffix(got, tt.want) || strings.Count(got, tt.args[0]) != 1 {
+			t.Errorf("got %q, want it to end %q and name %s once", got, tt.want, tt.args[0])
+		}
+	}
+}
+
 func alive(pid int) bool {
 	raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"fmt"
 	"time"
 
 	"github.com/hopper-queue/hopper/queue"
@@ -63,6 +64,11 @@ func (a *app) events(args []string) error {
 			} else if !ok {
 				return exitf(exitInfrastructure, "build %s not found (never published, or not yet)", t.BuildID)
 			}
+			if st, err := a.followDone(client, keys); err != nil {
+				return a.readErr(t.BuildID, err)
+			} else if st == followGone {
+				return errGone(t.BuildID)
+			}
 		}
 		return nil
 	}
@@ -72,9 +78,9 @@ func (a *app) events(args []string) error {
 			return nil
 		case <-time.After(followInterval):
 		}
-		// Complete is read before the log, so that the events of the last
-		// finalize are printed before stopping.
-		complete, err := a.complete(client, keys)
+		// Whether the build is done is read before the log, so that the
+		// events of the last finalize are printed before stopping.
+		done, err := a.followDone(client, keys)
 		if err != nil && a.interrupted() {
 			return nil
 		}
@@ -87,8 +93,11 @@ func (a *app) events(args []string) error {
 			}
 			return a.readErr(t.BuildID, err)
 		}
-		if complete {
+		switch done {
+		case followComplete:
 			return nil
+		case followGone:
+			return errGone(t.BuildID)
 		}
 	}
 }
@@ -105,17 +114,57 @@ func (a *app) buildExists(client rueidis.Client, keys queue.Keys) (bool, error) 
 	return n > 0, err
 }
 
-// complete reports whether every unit of the build is finalized.
-func (a *app) complete(client rueidis.Client, keys queue.Keys) (bool, error) {
-	vals, err := client.Do(a.ctx, client.B().Hmget().Key(keys.Meta).Field("finalized_count", "total_units", "state").Build()).ToArray()
-	if err != nil || len(vals) != 3 {
-		return false, err
+// errGone says that the build's state, its log with it, expired or was
+// evicted: exit 3, as the report's verdict "expired".
+func errGone(buildID string) error {
+	return exitf(exitIncomplete, "build %s is gone (its state expired or was evicted); its log went with it", buildID)
+}
+
+// followState is what one look at a followed build says about going on.
+type followState int
+
+const (
+	followOn       followState = iota // running, or not published yet: keep following
+	followComplete                    // every unit finalized, or publishing failed: nothing more to wait for
+	followGone                        // published once, its state now gone: it can never complete
+)
+
+// followDone reads meta and the tombstone in one round trip. A build whose
+// meta is gone while its tombstone lives has expired or been evicted: its
+// log went with it and no unit will ever be finalized, so following it
+// further would wait for ever.
+func (a *app) followDone(client rueidis.Client, keys queue.Keys) (followState, error) {
+	res := client.DoMulti(a.ctx,
+		client.B().Hmget().Key(keys.Meta).Field("finalized_count", "total_units", "state").Build(),
+		client.B().Exists().Key(keys.Exists).Build())
+	vals, err := res[0].ToArray()
+	if err != nil {
+		return followOn, err
+	}
+	tomb, err := res[1].AsInt64()
+	if err != nil {
+		return followOn, err
+	}
+	if len(vals) != 3 {
+		return followOn, fmt.Errorf("HMGET %s replied %d values, want 3", keys.Meta, len(vals))
+	}
+	state, err := vals[2].ToString()
+	if err != nil { // no state: meta is not there (or not a publisher's)
+		if tomb == 1 {
+			return followGone, nil
+		}
+		return followOn, nil // not published yet
+	}
+	if state != "ready" {
+		return followComplete, nil
 	}
 	fin, _ := vals[0].AsInt64()
 	total, err := vals[1].AsInt64()
 	if err != nil {
-		return false, nil // not published yet
+		return followOn, nil
 	}
-	state, _ := vals[2].ToString()
-	return state != "ready" || fin >= total, nil
+	if fin >= total {
+		return followComplete, nil
+	}
+	return followOn, nil
 }

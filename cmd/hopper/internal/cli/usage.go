@@ -138,7 +138,8 @@ const eventsUsage = `Usage: hopper events [flags]
 
 Prints the build's attempt log, one JSON object a line, as the workers wrote
 it. With --follow, keeps printing new events until the build is complete
-(or Ctrl-C).
+(or Ctrl-C). A build whose state expired or was evicted exits 3: its log is
+gone and it can never complete.
 
 Flags:
   --build ID     build id [HOPPER_BUILD_ID, then the CI's]

@@ -1,0 +1,47 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopper-queue/hopper/internal/redistest"
+	"github.com/hopper-queue/hopper/queue"
+)
+
+// A build whose state expires (or is evicted) while `events --follow`
+// watches it can never complete: following must end, saying so, not wait
+// for ever. Its state goes as expiry takes it: every live key, the
+// tombstone left.
+func TestEventsFollowEndsWhenTheBuildIsGone(t *testing.T) {
+	url, build := redisURL(t), redistest.BuildID(t)
+	ctx := ctxTimeout(t, time.Minute)
+	c := srv.Client(t)
+	b, err := queue.Open(c, build, queue.Options{})
+	require.NoError(t, err)
+	_, err = b.Join(ctx, "w1", queue.Manifest{UnitIDs: []string{"a", "b"}}, queue.JoinOptions{})
+	require.NoError(t, err)
+	_, ok, err := b.Reserve(ctx, "w1", queue.ReserveOptions{Block: time.Millisecond})
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	follow := start(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url, "--follow")
+	require.Eventually(t, func() bool { return strings.Contains(follow.stdout.String(), `"type":"delivered"`) },
+		10*time.Second, 20*time.Millisecond, "got stdout %q, want the delivered event", follow.stdout)
+
+	k := queue.BuildKeys(build)
+	require.NoError(t, c.Do(ctx, c.B().Del().Key(k.Units, k.Priority, k.Attempts, k.Meta, k.UnitState, k.Workers).Build()).Error())
+	code := follow.wait(10 * time.Second)
+	assert.Equalf(t, 3, code, "got exit code %d, want 3 (the build can no longer complete); stderr: %s", code, follow.stderr)
+	assert.Contains(t, follow.stderr.String(), "hopper events: build "+build+" is gone")
+	assert.Equal(t, 1, strings.Count(follow.stdout.String(), "\n"), "got stdout %q, want the one event printed once", follow.stdout)
+
+	// Without --follow, the same: not an empty log that reads as fine.
+	code, out, errs := hopper(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url)
+	assert.Equalf(t, 3, code, "got exit code %d, want 3; stderr: %s", code, errs)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "hopper events: build "+build+" is gone")
+}

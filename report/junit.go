@@ -25,7 +25,10 @@ import (
 // A verdict other than passed that no unit explains (missing, expired,
 // init_failed, an empty build, too few examples, Redis unreachable) adds one
 // test case named "build <id>" carrying the headline, so that the JUnit file
-// is never greener than the verdict.
+// is never greener than the verdict. A reading error (unreachable, corrupt)
+// always adds it, and the manifest units with no finalized event read are
+// errors "no result read", not "never finalized": their events may be in
+// the part of the log that was not read.
 
 type junitSuites struct {
 	XMLName  xml.Name     `xml:"testsuites"`
@@ -137,7 +140,12 @@ func (r *Report) junitSuite() junitSuite {
 		if f, ok := failed[u]; ok {
 			c.Failure = failureOf(f)
 			s.Failures++
-		} else if nf, ok := unfinalized[u]; ok {
+		} else if nf, ok := unfinalized[u]; ok && r.Err != nil {
+			// Reading stopped before the log's end: the unit's events may
+			// be among those unread, so "never delivered" could be false.
+			c.Error = &junitProblem{Message: "no result read: the build's state could not be read (see build " + r.BuildID + ")", Type: string(r.Verdict)}
+			s.Errors++
+		} else if ok {
 			holder := "never delivered"
 			if nf.LastWorkerID != nil {
 				holder = "last worker " + *nf.LastWorkerID
@@ -158,7 +166,9 @@ func (r *Report) junitSuite() junitSuite {
 		c.SystemOut = strings.Join(notes, "\n")
 		s.Cases = append(s.Cases, c)
 	}
-	if r.Verdict != VerdictPassed && s.Failures+s.Errors == 0 {
+	// A reading error is never explained by the units, whatever they show:
+	// its cause is only in the headline.
+	if r.Verdict != VerdictPassed && (s.Failures+s.Errors == 0 || r.Err != nil) {
 		c := junitCase{Name: "build " + r.BuildID, Classname: "hopper", Time: junitSeconds(0)}
 		problem := &junitProblem{Message: r.Headline, Type: string(r.Verdict), Text: strings.Join(r.Details, "\n")}
 		if r.Verdict == VerdictFailed {

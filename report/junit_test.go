@@ -3,6 +3,7 @@ package report_test
 import (
 	"bytes"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -164,4 +165,37 @@ func TestWriteJUnitCreatesFolders(t *testing.T) {
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.True(t, strings.HasSuffix(string(b), "</testsuites>\n"))
+}
+
+// When the log could not be read (Redis gone mid-read, an entry that is not
+// an event), the JUnit file must carry the cause the console gives, and must
+// not claim that the units whose events went unread were never delivered:
+// CI shows the test cases, not the console.
+func TestJUnitOfAnUnreadableLog(t *testing.T) {
+	partial := newLog(t).delivered("a", "w1").passed("a", "w1", 10).events()
+	for _, cause := range []error{
+		fmt.Errorf("%w: attempts entry 5-0: events: malformed event: no type", report.ErrCorrupt),
+		fmt.Errorf("%w: XRANGE: i/o timeout", report.ErrUnreachable),
+	} {
+		t.Run(cause.Error(), func(t *testing.T) {
+			obs := complete([]string{"a", "b"}, 2, partial)
+			obs.Err = cause
+			r := report.Judge(obs, report.Options{})
+			s := parseJUnit(t, r).Suites[0]
+			var build *junitCase
+			for i, c := range s.Cases {
+				if c.Name == "build b1" {
+					build = &s.Cases[i]
+				}
+				if c.Error != nil && strings.Contains(c.Error.Message, "never delivered") {
+					t.Errorf("got %s: %q, want no claim about a unit whose events were not read", c.Name, c.Error.Message)
+				}
+			}
+			require.NotNilf(t, build, "got cases %+v, want one named \"build b1\" with the cause", s.Cases)
+			require.NotNil(t, build.Error)
+			require.Equalf(t, r.Headline, build.Error.Message, "got message %q, want the headline %q", build.Error.Message, r.Headline)
+			require.Equal(t, string(r.Verdict), build.Error.Type)
+			require.Equalf(t, s.Errors+s.Failures, s.Tests-1, "got tests, failures, errors %d %d %d, want every case but a's to be an error", s.Tests, s.Failures, s.Errors)
+		})
+	}
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/hopper-queue/hopper/events"
@@ -218,6 +219,20 @@ func (l *Log) Violations(manifest []string) []Violation {
 		}
 	}
 	return out
+}
+
+// unreadable returns an ErrCorrupt error naming the first finalized event
+// whose outcome is neither passed nor failed, nil when there is none. The
+// events package decodes any outcome, but the queries read one that is not
+// "failed" as not failed: judged, such an event would count as a pass.
+func (l *Log) unreadable() error {
+	for _, e := range l.events {
+		if e.UnitScoped() && e.Type == events.TypeFinalized && e.Outcome != events.OutcomePassed && e.Outcome != events.OutcomeFailed {
+			return fmt.Errorf("%w: unit %s: finalized event of worker %s has outcome %q, neither %q nor %q",
+				ErrCorrupt, *e.UnitID, e.WorkerID, e.Outcome, events.OutcomePassed, events.OutcomeFailed)
+		}
+	}
+	return nil
 }
 
 // lastDuration returns the duration_ms of the unit's last attempt that

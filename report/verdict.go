@@ -108,7 +108,9 @@ type Report struct {
 // Judge applies the report's rules to what was observed, in the order the
 // original does, so the first rule that holds gives the verdict:
 //
-//  1. reading failed -> unreachable or corrupt (exit 2);
+//  1. reading failed -> unreachable or corrupt (exit 2); a finalized event
+//     whose outcome is neither passed nor failed is corrupt too, since no
+//     rule below could read it as anything but "not failed";
 //  2. nothing after the init timeout -> missing (exit 2);
 //  3. tombstone without meta -> expired (exit 3);
 //  4. state init_failed -> init_failed (exit 3), the load errors as details;
@@ -134,6 +136,11 @@ func Judge(o Observation, opts Options) *Report {
 	if o.Presence == PresenceMeta {
 		m := o.Meta
 		r.Meta, r.State = &m, m.State
+	}
+	if o.Err == nil {
+		if err := r.Log.unreadable(); err != nil {
+			o.Err, r.Err = err, err
+		}
 	}
 	r.Verdict, r.Headline, r.Details = r.decide(o, opts)
 	r.ExitCode = r.Verdict.ExitCode()

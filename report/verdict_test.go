@@ -199,3 +199,22 @@ func TestJudgeKeepsTheReadingError(t *testing.T) {
 	r := report.Judge(report.Observation{BuildID: "b", Err: cause}, report.Options{})
 	require.Truef(t, errors.Is(r.Err, report.ErrUnreachable), "got Err %v, want it to wrap ErrUnreachable", r.Err)
 }
+
+// A finalized event whose outcome is neither passed nor failed (no outcome,
+// a writer's typo, another tool's word) cannot be judged: read as "not
+// failed" it would turn the build green. The events package decodes it
+// (newer writers must not break older readers); the report refuses it.
+func TestJudgeRefusesAnOutcomeItCannotRead(t *testing.T) {
+	for _, outcome := range []string{``, `,"outcome":"error"`, `,"outcome":"Passed"`, `,"outcome":null`} {
+		t.Run(outcome, func(t *testing.T) {
+			log := newLog(t).delivered("a", "w1").
+				raw(`{"type":"finalized","unit_id":"a","worker_id":"w1","retry_index":0,"reclaim_count":0,"ownership_generation":1,"at_ms":1` + outcome + `,"duration_ms":5,"reason":null,"errors":null,"stream":"units","entry_id":"1-0"}`).
+				events()
+			r := report.Judge(complete([]string{"a"}, 1, log), report.Options{})
+			require.Equalf(t, report.VerdictCorrupt, r.Verdict, "got verdict %s (%s), want %s", r.Verdict, r.Headline, report.VerdictCorrupt)
+			require.Equal(t, report.ExitInfrastructure, r.ExitCode)
+			require.Truef(t, errors.Is(r.Err, report.ErrCorrupt), "got Err %v, want it to wrap ErrCorrupt", r.Err)
+			require.Containsf(t, r.Headline, `unit a`, "got headline %q, want it to name the unit", r.Headline)
+		})
+	}
+}

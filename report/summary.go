@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,11 +123,52 @@ func (r *Report) WriteFailed(path string) error {
 }
 
 func writeFile(path string, b []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := WriteFile(path, b); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		return fmt.Errorf("report: %w", err)
+	return nil
+}
+
+// WriteFile writes b to path, creating its parent folders, whole or not at
+// all: a regular file (or a new one) is written to a temporary file beside
+// it, renamed over path once complete. A write that fails part way, on a
+// full disk say, leaves no file at path: a cut JUnit or summary would be
+// misread by CI, and an earlier build's file (a green JUnit, a list of
+// failed units) would stand for this build. Anything else at path (a
+// device such as /dev/stdout, a pipe, a symbolic link) is written directly,
+// as it is not replaced. The error names path. Every file of the report is
+// written with it; it is exported for the renderings made outside this
+// package (the HTML report).
+func WriteFile(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
+		return os.WriteFile(path, b, 0o644)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Chmod(0o644) // CreateTemp makes it 0600; the report is for everyone to read
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		_ = os.Remove(path) // a regular file or nothing: checked above
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // it names the temporary file, not path
+		}
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

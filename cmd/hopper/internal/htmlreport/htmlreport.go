@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"html/template"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -51,16 +49,14 @@ func Render(r *report.Report) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Write renders r to path, creating its parent folders.
+// Write renders r to path, creating its parent folders; like the report's
+// other files, the page is written whole or not at all (report.WriteFile).
 func Write(r *report.Report, path string) error {
 	b, err := Render(r)
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, b, 0o644)
+	return report.WriteFile(path, b)
 }
 
 // view is what the template shows.

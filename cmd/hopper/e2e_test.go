@@ -570,3 +570,23 @@ func TestInterrupt(t *testing.T) {
 	assert.False(t, alive(stubborn), "the second interrupt killed the stubborn unit")
 	assert.Contains(t, p.stderr.String(), "hopper run: interrupted")
 }
+
+// hopper run with one slot: the unit that overruns aborts the slot's
+// worker, and a new worker takes the slot, reclaims the unit once its
+// timeout has passed and runs the rest, so the build is judged whole
+// (README: run never exits 4) instead of ending incomplete.
+func TestRunGoesOnAfterAnAbort(t *testing.T) {
+	dir := fixture(t, theSuite)
+	sumPath := filepath.Join(dir, "summary.json")
+	code, out, errs := hopper(t, dir, baseEnv("HOPPER_WORKER_ID=solo"), "run", "-j", "1", "--timeout", "1", "--max-unit-duration", "1",
+		"--summary-out", sumPath, "hang.sh", "pass_a.sh", "pass_c.sh", "--", "sh", "{unit}")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	s := readSummary(t, sumPath)
+	assert.Equal(t, "passed", s.Verdict)
+	assert.Equal(t, 3, s.FinalizedCount)
+	assert.Equal(t, []string{"hang.sh"}, s.Abandoned)
+	assert.Equal(t, map[string]int{"hang.sh": 1}, s.ReclaimCounts)
+	assert.Contains(t, errs, "hopper run: worker solo: aborted: hang.sh ran past 1s (max unit duration) + 1s (timeout); its slot goes on as worker solo.r2")
+	assert.Contains(t, out, "pass a on solo")
+	assert.Equal(t, 1, strings.Count(errs, "aborted:"), "the abort is said once:\n%s", errs)
+}

@@ -177,6 +177,9 @@ type workOptions struct {
 	// pollInterval is the wait between looks at a build another slot is
 	// publishing; zero means the worker's default.
 	pollInterval time.Duration
+	// restartAborted puts a new worker in the slot of one that aborted
+	// (hopper run: see runWorkers).
+	restartAborted bool
 }
 
 type workFlags struct {

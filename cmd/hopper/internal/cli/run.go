@@ -65,6 +65,8 @@ func (a *app) run(args []string) error {
 	// The slots that lose the race to publish look again soon: on one
 	// machine there is no crowd to spare.
 	o.pollInterval = 100 * time.Millisecond
+	// And no other machine reclaims what an aborted slot leaves.
+	o.restartAborted = true
 	fmt.Fprintf(a.s.Stderr, "hopper run: build %s, %d unit(s), %d worker(s), on %s\n", o.BuildID, len(units), o.Processes, where)
 	code := a.runWorkers(client, o, units)
 	if a.interrupted() {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -122,7 +123,10 @@ func unwrapExec(err error) error {
 // runWorkers runs o.Processes worker slots on client until the build is
 // complete and returns the exit code of SPEC section 11: 2 when any slot
 // ended with anything but success or an abort, else 4 when any aborted,
-// else 0.
+// else 0. With o.restartAborted, a slot whose worker aborted goes on as a
+// new worker (<slot id>.r2, .r3, ...): hopper run has no other machine to
+// reclaim the overrunning unit and run what is left, and the new worker's
+// reclaims are bounded by the build's reclaim budget.
 func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) int {
 	cons := a.console(o.Progress)
 	suite := worker.Suite{
@@ -133,16 +137,24 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
-		cfg := o.config(id)
-		cfg.Output, cfg.Log = cons.Out(), cons.Err()
-		cmd := &attempt.Command{
-			Args: o.Command, BuildID: o.BuildID, WorkerID: id, Slot: i + 1,
-			Supervisor: a.sup, Header: header(id),
-		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = worker.Run(a.ctx, client, suite, cfg, cmd.Func())
+			for restart := 2; ; restart++ {
+				cfg := o.config(id)
+				cfg.Output, cfg.Log = cons.Out(), cons.Err()
+				cmd := &attempt.Command{
+					Args: o.Command, BuildID: o.BuildID, WorkerID: id, Slot: i + 1,
+					Supervisor: a.sup, Header: header(id),
+				}
+				errs[i] = worker.Run(a.ctx, client, suite, cfg, cmd.Func())
+				next := ids[i] + ".r" + strconv.Itoa(restart)
+				if !o.restartAborted || worker.ExitCode(errs[i]) != exitAborted || a.interrupted() || len(next) > queue.MaxIDBytes {
+					return
+				}
+				fmt.Fprintf(cons.Err(), "%s: %s; its slot goes on as worker %s\n", a.name, describe(errs[i]), next)
+				id = next
+			}
 		}()
 	}
 	stop := a.progress(client, o.BuildID, cons, o.Progress)

@@ -368,6 +368,7 @@ func TestUsageErrors(t *testing.T) {
 		{"init timeout", work("--init-timeout", "0"), nil, `hopper work: --init-timeout must be a positive number of seconds, got "0"`},
 		{"ttl under a millisecond", work("--ttl", "0.0005"), nil, `hopper work: --ttl must be at least 0.001 seconds (1ms), got "0.0005"`},
 		{"max unit duration under a millisecond", work("--max-unit-duration", "100us"), nil, `hopper work: --max-unit-duration must be at least 0.001 seconds (1ms), got "100us"`},
+		{"max unit duration plus timeout", work("--max-unit-duration", "9e9", "--timeout", "9e9"), nil, `hopper work: --max-unit-duration "9e9" plus --timeout "9e9" is past the longest duration (about 292 years)`},
 		{"unit type line break", work("--unit-type", "spec\nfile"), nil, `hopper work: --unit-type "spec\nfile" has a line break`},
 		{"unit type oversized", work("--unit-type", strings.Repeat("t", 1025)), nil, `hopper work: --unit-type is 1025 bytes, over 1024`},
 		{"slot ids oversized", work("--worker", strings.Repeat("w", 1023), "--processes", "2"), nil, `hopper work: worker id is 1023 bytes: with --processes 2 its slot ids (<id>.1 .. <id>.2) would be up to 1025 bytes, over 1024`},

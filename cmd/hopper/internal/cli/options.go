@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -231,6 +232,10 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 	}
 	if o.Timeout < 3*time.Millisecond {
 		return o, usagef("--timeout must be at least 0.003 seconds (the heartbeat runs every timeout/3), got %q", *wf.timeout)
+	}
+	if o.MaxUnitDuration > math.MaxInt64-o.Timeout {
+		// The worker aborts a unit at their sum, which must be a duration.
+		return o, usagef("--max-unit-duration %q plus --timeout %q is past the longest duration (about 292 years)", *wf.maxUnit, *wf.timeout)
 	}
 	o.ReportOnExit = *wf.reportOnExit
 	o.Revision, o.UnitType, o.UnitsFrom = *wf.revision, strings.TrimSpace(*wf.unitType), *wf.unitsFrom

@@ -204,7 +204,7 @@ func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
 		pr.Close()
 		o.StartErr = err
 		o.Duration = time.Since(start)
-		fmt.Fprintf(buf, "hopper: cannot start %s: %v\n", Quote(argv), startCause(err))
+		fmt.Fprintf(buf, "hopper: cannot start %s: %v\n", Quote(argv), StartCause(err))
 		return buf.Bytes(), o
 	}
 	pw.Close() // the children hold the write end now
@@ -257,10 +257,10 @@ func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
 	return buf.Bytes(), o
 }
 
-// startCause is why a command could not start, without the program's name,
+// StartCause is why a command could not start, without the program's name,
 // which exec's errors repeat ("fork/exec /x: ...", "exec: \"x\": ...") and
 // the line saying so already gives.
-func startCause(err error) error {
+func StartCause(err error) error {
 	var ee *exec.Error
 	if errors.As(err, &ee) {
 		err = ee.Err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -98,7 +97,7 @@ func (a *app) suiteInput(o *workOptions, positional, command []string) ([]string
 	o.Command = command
 	if !strings.Contains(command[0], attempt.Placeholder) {
 		if _, err := exec.LookPath(command[0]); err != nil {
-			return nil, usagef("cannot run %q: %v", command[0], unwrapExec(err))
+			return nil, usagef("cannot run %q: %v", command[0], attempt.StartCause(err))
 		}
 	}
 	if len(positional) == 0 && o.UnitsFrom == "" {
@@ -106,18 +105,6 @@ func (a *app) suiteInput(o *workOptions, positional, command []string) ([]string
 	}
 	o.Units = positional
 	return readUnits(positional, o.UnitsFrom, a.s.Stdin)
-}
-
-func unwrapExec(err error) error {
-	var e *exec.Error
-	if errors.As(err, &e) {
-		err = e.Err
-	}
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // runWorkers runs o.Processes worker slots on client until the build is

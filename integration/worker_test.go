@@ -445,3 +445,40 @@ func (c *fastClock) After(d time.Duration) <-chan time.Time {
 	time.AfterFunc(d/c.speed, func() { ch <- c.Now() })
 	return ch
 }
+
+// A heartbeat that finds the build's state gone stops the unit at once: its
+// result can no longer be recorded, so a unit that would run on (here, one
+// that hangs) is not left to its abort, which would hide the cause behind
+// exit 4. The worker records the corruption (phase redis) and exits 2.
+func TestHeartbeatFindsTheBuildGone(t *testing.T) {
+	f := newFleet(t, "u1")
+	cfg := f.config("ci-1")
+	cfg.Timeout = 600 * time.Millisecond // a heartbeat every 200 ms
+	cfg.MaxUnitDuration = time.Minute
+	stopped := make(chan error, 1)
+	done := f.start(f.ctx, cfg, func(ctx context.Context, r queue.Reservation) worker.Result {
+		require.NoError(t, f.do("DEL", f.keys.Meta).Error())
+		<-ctx.Done() // hangs until the worker stops it
+		stopped <- ctx.Err()
+		return worker.Result{Outcome: worker.Failed}
+	})
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker ran on for 30 s after its heartbeat found the build gone")
+	}
+	require.ErrorIs(t, err, queue.ErrCorrupt)
+	assert.Equal(t, 2, worker.ExitCode(err))
+	select {
+	case cause := <-stopped:
+		assert.ErrorIs(t, cause, context.Canceled, "the unit's context")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the unit was not stopped")
+	}
+	assert.False(t, f.exists(f.keys.Meta), "meta re-created")
+	werrs := f.eventsOf(events.TypeWorkerError)
+	require.Len(t, werrs, 1)
+	assert.Equal(t, "redis", werrs[0]["phase"])
+	assert.Equal(t, "u1", werrs[0]["unit_id"])
+}

@@ -47,6 +47,7 @@ type heartbeat struct {
 
 	stop chan struct{} // closed by finish: the Func returned or was aborted
 	done chan struct{} // closed when the heartbeat has stopped
+	gone chan struct{} // closed once corrupt is set: work stops the Func
 
 	corrupt error // the build's state is missing
 	lost    error // Redis failed for longer than the timeout: the last error
@@ -56,7 +57,7 @@ type heartbeat struct {
 // stop (the hold outlives it until the Func returns).
 func (w *worker) startHeartbeat(ctx context.Context, r queue.Reservation, start time.Time) *heartbeat {
 	h := &heartbeat{w: w, r: r, start: start,
-		stop: make(chan struct{}), done: make(chan struct{})}
+		stop: make(chan struct{}), done: make(chan struct{}), gone: make(chan struct{})}
 	go h.run(ctx)
 	return h
 }
@@ -117,7 +118,11 @@ func (h *heartbeat) run(ctx context.Context) {
 			// settlement will be refused.
 			renewing = false
 		case errors.Is(err, queue.ErrCorrupt):
-			renewing, h.corrupt = false, err
+			// The build's state is gone for good: nothing the Func does
+			// can be recorded, and nothing is left to renew.
+			h.corrupt = err
+			close(h.gone)
+			return
 		default:
 			if failures == 0 {
 				h.w.logf("heartbeat failed (%v); retrying for up to %ss", err, seconds(cfg.Timeout))

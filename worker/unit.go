@@ -34,6 +34,11 @@ func (w *worker) work(ctx context.Context, r queue.Reservation) error {
 	select {
 	case a = <-done:
 		hb.finish()
+	case <-hb.gone:
+		// Running on would only delay the exit that tells why.
+		cancel()
+		hb.finish()
+		return w.fail(ctx, events.PhaseRedis, r.UnitID, hb.corrupt)
 	case <-overrun:
 		w.logf("Aborting worker: %s exceeded %ss", r.UnitID, seconds(w.cfg.MaxUnitDuration))
 		cancel()

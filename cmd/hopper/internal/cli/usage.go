@@ -76,7 +76,10 @@ const runUsage = `Usage: hopper run [-j N] [flags] [units...] -- COMMAND ARGS...
 Runs a whole build on this machine: publishes the units, runs N worker slots
 until every unit has its final state, then prints the report and exits with
 its code (0 passed, 1 failed, 2 infrastructure, 3 incomplete); when a worker
-slot failed (a fingerprint mismatch, Redis lost), 2 with no report. Without --redis
+slot failed (a fingerprint mismatch, Redis lost), 2 with no report. A slot
+whose unit ran past --max-unit-duration + --timeout goes on as a new worker
+(<slot id>.r2, ...), which reclaims that unit after --timeout, within
+--max-reclaims, and runs the rest. Without --redis
 (and without HOPPER_REDIS_URL or REDIS_URL) it runs on an embedded in-process
 Redis-compatible server, so nothing needs to be installed; with --redis, other
 machines can join the build with hopper work.

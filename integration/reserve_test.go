@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -112,4 +113,16 @@ func TestReserveValidation(t *testing.T) {
 	}
 	_, _, err := l.build.Reserve(l.ctx, "", quick)
 	require.ErrorIs(t, err, queue.ErrInvalidArgument)
+}
+
+// A Block near the largest time.Duration asks Reserve to wait as long as it
+// can; it must still hand out a queued unit. What it guards: Reserve bounds
+// each read by Block plus a margin, and that sum overflowed to a deadline in
+// the past, so every read failed at once with "context deadline exceeded".
+func TestReserveHugeBlock(t *testing.T) {
+	l := published(t, "u1")
+	r, ok, err := l.build.Reserve(l.ctx, "w1", queue.ReserveOptions{Timeout: time.Minute, Block: math.MaxInt64})
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "u1", r.UnitID)
 }

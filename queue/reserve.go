@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -96,7 +97,7 @@ func (b *Build) Reserve(ctx context.Context, worker string, opts ReserveOptions)
 			// own, so the wait holds up no other command.
 			cmd = read.Block(opts.Block.Milliseconds()).Streams().Key(b.keys.Units).Id(">").Build()
 		}
-		rctx, cancel := boundedRead(ctx, opts.Block+readTimeout)
+		rctx, cancel := boundedRead(ctx, readBound(opts.Block))
 		entries, err := b.client.Do(rctx, cmd).AsXRead()
 		cancel()
 		if rueidis.IsRedisNil(err) {
@@ -113,6 +114,16 @@ func (b *Build) Reserve(ctx context.Context, worker string, opts ReserveOptions)
 		}
 	}
 	return Reservation{}, false, nil
+}
+
+// readBound is how long one read of Reserve may take: Block plus the margin
+// of any read, held at the largest duration so that a Block near it still
+// waits instead of wrapping to a deadline already past.
+func readBound(block time.Duration) time.Duration {
+	if block > math.MaxInt64-readTimeout {
+		return math.MaxInt64
+	}
+	return block + readTimeout
 }
 
 // account turns a freshly read entry into a reservation.

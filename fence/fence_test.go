@@ -1,6 +1,7 @@
 package fence_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/hopper-queue/hopper/fence"
@@ -98,6 +99,25 @@ func TestTagForSlotCoversEverySlot(t *testing.T) {
 		if got := fence.Slot(tag); got != s {
 			t.Fatalf("tag %q for slot %d hashes to %d", tag, s, got)
 		}
+	}
+}
+
+// A slot outside 0..SlotCount-1 has no tag: TagForSlot must say so, naming
+// it, rather than fail with an index out of range (a negative slot) or hand
+// back another slot's tag (SlotCount and above).
+func TestTagForSlotRefusesOutOfRange(t *testing.T) {
+	for _, slot := range []int{-1, fence.SlotCount, fence.SlotCount + 5} {
+		func() {
+			defer func() {
+				got, _ := recover().(string)
+				want := fmt.Sprintf("fence: slot %d is out of range [0, %d)", slot, fence.SlotCount)
+				if got != want {
+					t.Errorf("TagForSlot(%d) panicked with %q, want %q", slot, got, want)
+				}
+			}()
+			tag := fence.TagForSlot(slot)
+			t.Errorf("TagForSlot(%d): got %q, want a panic", slot, tag)
+		}()
 	}
 }
 

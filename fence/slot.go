@@ -1,6 +1,7 @@
 package fence
 
 import (
+	"fmt"
 	"strconv"
 	"sync"
 )
@@ -44,8 +45,13 @@ var (
 
 // TagForSlot returns a short string that hashes to slot. The table is built
 // once, on first use, by trying "s0", "s1", ... until every slot has one.
-// Safe for concurrent use.
+// A slot outside 0..SlotCount-1 has no tag and panics, naming it: a tag for
+// another slot would scatter keys meant to share one. Safe for concurrent
+// use.
 func TagForSlot(slot int) string {
+	if slot < 0 || slot >= SlotCount {
+		panic(fmt.Sprintf("fence: slot %d is out of range [0, %d)", slot, SlotCount))
+	}
 	slotTagsOnce.Do(func() {
 		left := SlotCount
 		for n := 0; left > 0; n++ {
@@ -57,7 +63,7 @@ func TagForSlot(slot int) string {
 			}
 		}
 	})
-	return slotTags[slot%SlotCount]
+	return slotTags[slot]
 }
 
 // crc16 is CRC-16/XMODEM (polynomial 0x1021, initial value 0), the checksum

@@ -142,7 +142,7 @@ func writeFile(path string, b []byte) error {
 func WriteFile(path string, b []byte) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() {
 		return os.WriteFile(path, b, 0o644)

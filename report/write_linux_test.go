@@ -6,6 +6,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hopper-queue/hopper/report"
 	"github.com/stretchr/testify/require"
 )
 
@@ -61,4 +62,15 @@ func TestWriteToADevice(t *testing.T) {
 		require.NoError(t, err)
 		require.Equalf(t, os.ModeDevice, fi.Mode()&os.ModeDevice, "got %s mode %v after writing the %s, want a device still", os.DevNull, fi.Mode(), name)
 	}
+}
+
+// WriteFile's error names the path it was given, whichever step failed:
+// here its parent folder cannot be made, since a regular file is in the way.
+func TestWriteFileErrorNamesPath(t *testing.T) {
+	blocker := filepath.Join(t.TempDir(), "blocker")
+	require.NoError(t, os.WriteFile(blocker, nil, 0o644))
+	path := filepath.Join(blocker, "out", "summary.json")
+	err := report.WriteFile(path, []byte("{}\n"))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), path, "got %q, want it to name %s", err, path)
 }

@@ -27,8 +27,8 @@ const (
 // Result is what one attempt at a unit produced.
 type Result struct {
 	Outcome Outcome
-	// Duration is how long the attempt ran; zero means measured by the
-	// worker around the Func.
+	// Duration is how long the attempt ran; zero (or negative) means
+	// measured by the worker around the Func.
 	Duration time.Duration
 	// Errors describe the failures (capped as events.EncodeErrors says).
 	Errors []events.ErrorEntry

@@ -138,8 +138,12 @@ func writeFile(path string, b []byte) error {
 // device such as /dev/stdout, a pipe, a symbolic link) is written directly,
 // as it is not replaced. The error names path. Every file of the report is
 // written with it; it is exported for the renderings made outside this
-// package (the HTML report).
+// package (the HTML report). An empty path is refused: there is no file
+// to name, and the temporary file would land in the working folder.
 func WriteFile(path string, b []byte) error {
+	if path == "" {
+		return errors.New("writing a report file: no path given")
+	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)

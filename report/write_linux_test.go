@@ -74,3 +74,16 @@ func TestWriteFileErrorNamesPath(t *testing.T) {
 	require.Error(t, err)
 	require.Contains(t, err.Error(), path, "got %q, want it to name %s", err, path)
 }
+
+// An empty path is refused in words that say so, before anything is
+// written: before, it failed on renaming a temporary file made in the
+// working folder to "", as "writing : rename ...".
+func TestWriteFileRefusesAnEmptyPath(t *testing.T) {
+	t.Chdir(t.TempDir())
+	err := report.WriteFile("", []byte("{}\n"))
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "no path given")
+	left, rerr := os.ReadDir(".")
+	require.NoError(t, rerr)
+	require.Empty(t, left, "WriteFile left files in the working folder")
+}

@@ -3,9 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/hopper-queue/hopper/cmd/hopper/internal/console"
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/live"
 )
 
@@ -32,7 +35,7 @@ func (a *app) status(args []string) error {
 	}
 	defer client.Close()
 
-	watch := !*once && a.s.Terminal && a.env["TERM"] != "dumb"
+	watch := !*once && isTerminal(a.s.Stdout) && a.env["TERM"] != "dumb"
 	tracker := live.NewTracker(client, t.BuildID)
 	if watch {
 		fmt.Fprint(a.s.Stdout, "\x1b[2J") // a clean screen to redraw on
@@ -66,4 +69,14 @@ func (a *app) status(args []string) error {
 		case <-time.After(every):
 		}
 	}
+}
+
+// isTerminal reports whether w, where status draws its view, is a terminal.
+// It asks of standard output itself, not of standard error (which is what
+// Streams.Terminal tells): `hopper status > file` or `| grep` from a
+// terminal must print one snapshot and end, not redraw escape codes into the
+// file until the build completes.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && console.IsTerminal(f)
 }

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
@@ -213,6 +214,10 @@ func TestPublishValidation(t *testing.T) {
 		{"negative max requeues", func(m *queue.Manifest) { m.Budgets.MaxRequeues = -1 }, "", "max requeues -1 is negative"},
 		{"tolerance above 1", func(m *queue.Manifest) { m.Budgets.RequeueTolerance = 1.5 }, "", "requeue tolerance 1.5 is not between 0 and 1"},
 		{"negative max reclaims", func(m *queue.Manifest) { m.Budgets.MaxReclaims = -2 }, "", "max reclaims -2 is negative"},
+		// Meta's counts are read back as at most MaxInt32: a larger cap,
+		// once published, would make every joiner find the build corrupt.
+		{"max requeues over MaxInt32", func(m *queue.Manifest) { m.Budgets.MaxRequeues = 1 << 40 }, "", "max requeues 1099511627776 is over 2147483647"},
+		{"max reclaims over MaxInt32", func(m *queue.Manifest) { m.Budgets.MaxReclaims = math.MaxInt32 + 1 }, "", "max reclaims 2147483648 is over 2147483647"},
 		{"negative timeout", func(m *queue.Manifest) { m.Timeout = -time.Second }, "", "timeout -1s is below one millisecond"},
 		{"negative total examples", func(m *queue.Manifest) { m.TotalExamples = -3 }, "", "total examples -3 is negative"},
 		{"fingerprint of other units", func(m *queue.Manifest) {
@@ -302,4 +307,15 @@ func mustScriptKeys(t *testing.T, keys []string) queue.Keys {
 	k, err := queue.ScriptKeys(keys)
 	require.NoError(t, err)
 	return k
+}
+
+// The largest budgets a manifest takes are published and read back as they
+// were given.
+func TestPublishLargestBudgets(t *testing.T) {
+	l := newLifecycle(t)
+	m := manifestOf("a", "b")
+	m.Budgets.MaxRequeues, m.Budgets.MaxReclaims = math.MaxInt32, math.MaxInt32
+	j, err := l.build.Join(l.ctx, "ci-1", m, fastJoin)
+	require.NoError(t, err)
+	assert.Equal(t, m.Budgets, j.Manifest.Budgets)
 }

@@ -120,6 +120,17 @@ func (m Manifest) normalized(buildTTL time.Duration) (Manifest, error) {
 	if err := m.Budgets.check(); err != nil {
 		return m, err
 	}
+	// Meta's counts are read back as at most MaxInt32 (parseManifest): a
+	// larger cap, once published, would make every joiner find the build
+	// corrupt.
+	for _, c := range []struct {
+		what string
+		n    int
+	}{{"max requeues", m.Budgets.MaxRequeues}, {"max reclaims", m.Budgets.MaxReclaims}} {
+		if c.n > math.MaxInt32 {
+			return m, errInvalid("%s %d is over %d", c.what, c.n, math.MaxInt32)
+		}
+	}
 	if m.Timeout == 0 {
 		m.Timeout = DefaultTimeout
 	}

@@ -319,3 +319,19 @@ func TestPublishLargestBudgets(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, m.Budgets, j.Manifest.Budgets)
 }
+
+// Timeout and TTL are written into meta as decimal seconds and read back as
+// the durations given, to the nanosecond, the largest included.
+func TestPublishDurationsReadBack(t *testing.T) {
+	for _, d := range []time.Duration{1000014928 * time.Nanosecond, 1500*time.Microsecond + 1, math.MaxInt64} {
+		t.Run(d.String(), func(t *testing.T) {
+			l := newLifecycle(t)
+			m := manifestOf("a", "b")
+			m.Timeout, m.TTL = d, d
+			j, err := l.build.Join(l.ctx, "ci-1", m, fastJoin)
+			require.NoError(t, err)
+			assert.Equal(t, d, j.Manifest.Timeout, "timeout")
+			assert.Equal(t, d, j.Manifest.TTL, "TTL")
+		})
+	}
+}

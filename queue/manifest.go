@@ -266,7 +266,16 @@ func parseManifest(meta map[string]string) (Manifest, error) {
 			if !ok || v < 0 {
 				return m, bad(field, fmt.Errorf("not a number of seconds"))
 			}
-			*d = time.Duration(v * float64(time.Second))
+			// Rounded, not cut: a duration written as decimal seconds
+			// reads back as itself. The largest durations print above
+			// MaxInt64 nanoseconds; they read back as the largest, not as
+			// a conversion overflowed to a negative one.
+			ns := math.Round(v * float64(time.Second))
+			if ns >= math.MaxInt64 {
+				*d = math.MaxInt64
+			} else {
+				*d = time.Duration(ns)
+			}
 		}
 	}
 	return m, nil

@@ -45,7 +45,9 @@ type Snapshot struct {
 	Reclaims    int
 	Abandoned   int
 	Workers     []Worker
-	// Now is the server's time; Elapsed runs from the build's ready_at.
+	// Now is the server's time; Elapsed runs from the build's ready_at to
+	// Now, or, once the build is complete, to its last finalization: a
+	// finished build's status, read later, says how long it took.
 	Now     time.Time
 	Elapsed time.Duration
 	// Timeout is the publisher's reclaim timeout (meta), by which a worker
@@ -120,6 +122,8 @@ type Tracker struct {
 	failed  []UnitFailure
 	reclaim int
 	abandon int
+	// lastFinalMS is the server time of the latest finalization read.
+	lastFinalMS int64
 }
 
 // NewTracker follows build buildID through client, which the caller owns.
@@ -166,15 +170,21 @@ func (t *Tracker) Poll(ctx context.Context) (Snapshot, error) {
 		return s, err
 	}
 	s.Published, s.State, s.Total, s.Finalized = true, meta.State, meta.TotalUnits, meta.FinalizedCount
-	if meta.ReadyAtMS > 0 {
-		s.Elapsed = now.Sub(time.UnixMilli(meta.ReadyAtMS))
-	}
 	s.Timeout = queue.DefaultTimeout
 	if v, err := strconv.ParseFloat(fields["timeout"], 64); err == nil && v > 0 {
 		s.Timeout = time.Duration(v * float64(time.Second))
 	}
 	if err := t.readLog(ctx); err != nil {
 		return s, err
+	}
+	if meta.ReadyAtMS > 0 {
+		end := now
+		if s.Complete() {
+			// The log is read after meta, so it holds every finalization
+			// meta counts.
+			end = time.UnixMilli(max(meta.ReadyAtMS, t.lastFinalMS))
+		}
+		s.Elapsed = end.Sub(time.UnixMilli(meta.ReadyAtMS))
 	}
 	t.sum(&s)
 	for _, w := range report.ParseWorkers(workers) {
@@ -231,6 +241,7 @@ func (t *Tracker) apply(ev events.Event) {
 		t.abandon++
 	case events.TypeFinalized:
 		u.finalized, u.outcome = true, ev.Outcome
+		t.lastFinalMS = max(t.lastFinalMS, ev.AtMS)
 		if ev.Outcome == events.OutcomeFailed {
 			reason := ""
 			if ev.Reason != nil {

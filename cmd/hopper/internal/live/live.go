@@ -81,7 +81,9 @@ func (s Snapshot) Complete() bool {
 	return s.Published && s.State == report.StateReady && s.Finalized >= s.Total
 }
 
-// ActiveWorkers counts the workers holding a unit.
+// ActiveWorkers counts the active workers: those holding a unit and seen
+// within the timeout (Worker.Active), so that one that died holding a unit
+// is not counted busy.
 func (s Snapshot) ActiveWorkers() int {
 	n := 0
 	for _, w := range s.Workers {

@@ -73,7 +73,9 @@ type Joined struct {
 //  4. Tombstone without meta: the build's state is gone; return
 //     ErrBuildBurnt (choose a new build id). Join never publishes again.
 //  5. Try the lease. Won: publish from m and look again at once (also when
-//     the lease was lost or someone else published first).
+//     the lease was lost or someone else published first). When the
+//     publish's outcome was unknown and the look does not find the build,
+//     publish again at once with the same lease, which may still be held.
 //  6. Not won: past the timeout return ErrNeverInitialized; else wait
 //     opts.PollInterval and look again. A dead publisher's lease expires.
 //
@@ -99,7 +101,7 @@ func (b *Build) Join(ctx context.Context, worker string, m Manifest, opts JoinOp
 	}
 	start := time.Now()
 	deadline := start.Add(opts.InitTimeout)
-	var lease Lease
+	var lease, retry Lease
 	for {
 		s, err := b.Status(ctx)
 		if err != nil {
@@ -119,13 +121,23 @@ func (b *Build) Join(ctx context.Context, worker string, m Manifest, opts JoinOp
 				ErrBuildBurnt, b.buildName())
 		}
 
-		l, won, err := b.TryLease(ctx, worker, opts.LeaseTTL)
-		if err != nil {
-			return Joined{}, err
+		// After a publish whose outcome was unknown and which the look
+		// above did not find, this worker may still hold its lease: publish
+		// again with it rather than wait for it to expire. Publish's checks
+		// refuse a second commit should the first one land after all.
+		l, won := retry, retry.Token != ""
+		retry = Lease{}
+		if !won {
+			if l, won, err = b.TryLease(ctx, worker, opts.LeaseTTL); err != nil {
+				return Joined{}, err
+			}
 		}
 		if won {
 			lease = l
 			err := b.Publish(ctx, l, m, opts.TombstoneTTL)
+			if errors.Is(err, ErrOutcomeUnknown) && time.Now().Before(deadline) {
+				retry = l // past the deadline, the lease is tried as usual
+			}
 			switch {
 			case err == nil, errors.Is(err, ErrLeaseLost), errors.Is(err, ErrAlreadyPublished),
 				errors.Is(err, ErrBuildBurnt), errors.Is(err, ErrOutcomeUnknown):

@@ -55,8 +55,12 @@ func (a *app) status(args []string) error {
 		var b strings.Builder
 		_ = live.WriteStatus(&b, s)
 		if watch {
-			// Home, draw, erase what is left of the previous view.
-			fmt.Fprint(a.s.Stdout, "\x1b[H"+strings.ReplaceAll(b.String(), "\n", "\x1b[K\n")+"\x1b[J")
+			// Home, draw, erase what is left of the previous view. The
+			// view is cut to the screen, read at every redraw as it may be
+			// resized: one that scrolled could not be redrawn in place.
+			f := a.s.Stdout.(*os.File) // isTerminal said so
+			view := console.Fit(b.String(), console.Width(f), console.Height(f))
+			fmt.Fprint(a.s.Stdout, "\x1b[H"+strings.ReplaceAll(view, "\n", "\x1b[K\n")+"\x1b[J")
 		} else {
 			fmt.Fprint(a.s.Stdout, b.String())
 		}

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -22,6 +23,14 @@ import (
 // it. It returns the Redis URL and the build id.
 func runningBuild(t *testing.T) (string, string) {
 	t.Helper()
+	url, build, _ := busyBuild(t, 2, 0)
+	return url, build
+}
+
+// busyBuild is runningBuild with units units, of which workers workers
+// (w01, w02, ...) hold one each; it returns the build too.
+func busyBuild(t *testing.T, units, workers int) (string, string, *queue.Build) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	srv, err := redistest.Start(ctx)
@@ -34,9 +43,18 @@ func runningBuild(t *testing.T) (string, string) {
 	build := redistest.BuildID(t)
 	b, err := queue.Open(srv.Client(t), build, queue.Options{})
 	require.NoError(t, err)
-	_, err = b.Join(ctx, "w1", queue.Manifest{UnitIDs: []string{"a", "b"}, Timeout: time.Minute}, queue.JoinOptions{})
+	ids := make([]string, units)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("unit-%02d", i+1)
+	}
+	_, err = b.Join(ctx, "w00", queue.Manifest{UnitIDs: ids, Timeout: time.Minute}, queue.JoinOptions{})
 	require.NoError(t, err)
-	return "redis://" + srv.Addr(), build
+	for i := range workers {
+		_, ok, err := b.Reserve(ctx, fmt.Sprintf("w%02d", i+1), queue.ReserveOptions{Block: time.Millisecond})
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	return "redis://" + srv.Addr(), build, b
 }
 
 // mainWithin runs Main, and fails the test when it is still running after
@@ -126,4 +144,64 @@ func TestStatusWatchesOnlyWhenStdoutIsATerminal(t *testing.T) {
 			assert.True(t, strings.HasPrefix(seen(), "\x1b[2J"), "a clean screen first: got %q", seen())
 		}
 	})
+}
+
+// On a terminal smaller than the view, each redraw is cut to the screen:
+// a view that scrolled would push its headline off the screen, and a copy
+// of itself into the scrollback, at every redraw.
+func TestStatusFitsTheScreen(t *testing.T) {
+	url, build, _ := busyBuild(t, 14, 12)
+	const rows, cols = 8, 60
+	ptmx, tty, err := pty.Open()
+	require.NoError(t, err)
+	defer ptmx.Close()
+	require.NoError(t, pty.Setsize(tty, &pty.Winsize{Rows: rows, Cols: cols}))
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := ptmx.Read(buf)
+			mu.Lock()
+			screen.Write(buf[:n])
+			mu.Unlock()
+			if err != nil {
+				return
+			}
+		}
+	}()
+	seen := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return screen.String()
+	}
+	var errs bytes.Buffer
+	signals := make(chan os.Signal, 1)
+	done := make(chan int, 1)
+	args := []string{"status", "--build", build, "--redis", url, "--interval", "0.05"}
+	go func() {
+		done <- Main(args, Env{"TERM": "xterm"}, Streams{Stdout: tty, Stderr: &errs, Signals: signals})
+	}()
+	// Three redraws: the second one whole.
+	assert.Eventually(t, func() bool { return strings.Count(seen(), "\x1b[H") >= 3 }, 10*time.Second, 20*time.Millisecond)
+	signals <- syscall.SIGINT
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code, "stderr: %s", errs.String())
+	case <-time.After(10 * time.Second):
+		t.Fatal("hopper status still running after Ctrl-C")
+	}
+	_ = tty.Close()
+
+	frames := strings.Split(seen(), "\x1b[H")
+	require.GreaterOrEqual(t, len(frames), 4, "got %q", seen())
+	frame := frames[2]
+	assert.True(t, strings.HasPrefix(frame, "build "+build+": running"), "the headline first: got %q", frame)
+	lines := strings.Split(strings.TrimSuffix(frame, "\x1b[J"), "\n")
+	assert.LessOrEqual(t, strings.Count(frame, "\n"), rows-1, "no more lines than the screen holds, the cursor on it: got %q", frame)
+	assert.Contains(t, frame, "more lines", "what was left out is said: got %q", frame)
+	for _, line := range lines {
+		text := strings.TrimSuffix(strings.TrimSuffix(line, "\r"), "\x1b[K")
+		assert.Less(t, len([]rune(text)), cols, "no line wraps: got %q", text)
+	}
 }

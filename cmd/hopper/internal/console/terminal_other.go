@@ -13,3 +13,7 @@ func IsTerminal(f *os.File) bool {
 
 // Width returns 80: the width of a terminal is known on Linux only.
 func Width(f *os.File) int { return 80 }
+
+// Height returns 0 (unknown): the height of a terminal is known on Linux
+// only.
+func Height(f *os.File) int { return 0 }

@@ -67,10 +67,13 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 		})
 		if ambiguous {
 			s, serr := b.Status(context.WithoutCancel(ctx))
-			if serr == nil && s.Published && s.Publisher == lease.Token {
+			switch {
+			case serr == nil && s.Published && s.Publisher == lease.Token:
 				return nil
+			case serr != nil: // say why the look could not tell
+				return fmt.Errorf("%w: publishing %s: %w (then %v)", ErrOutcomeUnknown, b.keys.Meta, err, serr)
 			}
-			return fmt.Errorf("%w: publishing %s: %v", ErrOutcomeUnknown, b.keys.Meta, err)
+			return fmt.Errorf("%w: publishing %s: %w", ErrOutcomeUnknown, b.keys.Meta, err)
 		}
 		redirected := isRedirect(err)
 		if !errors.Is(err, errAborted) && !redirected {

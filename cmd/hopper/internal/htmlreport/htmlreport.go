@@ -256,9 +256,15 @@ func build(r *report.Report) view {
 // left empty, and a payload that is not an array of objects gives nothing.
 func errorPayload(raw json.RawMessage) errorsView {
 	var ev errorsView
-	var entries []map[string]json.RawMessage
+	var entries []json.RawMessage
 	_ = json.Unmarshal(raw, &entries)
-	for _, fields := range entries {
+	for _, entry := range entries {
+		// An entry that is not an object (a number, a string, null) is
+		// skipped, not shown as an empty error.
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(entry, &fields) != nil || fields == nil {
+			continue
+		}
 		if n, ok := fields["truncated"]; ok && len(fields) == 1 {
 			_ = json.Unmarshal(n, &ev.Truncated)
 			continue

@@ -132,3 +132,13 @@ func TestNiceStep(t *testing.T) {
 	assert.Equal(t, "500ms", fmtDuration(niceStep(2500*1e6, 6)))
 	assert.Equal(t, "1m00s", fmtDuration(niceStep(5*60*1e9, 6)))
 }
+
+// A damaged errors payload still shows what it can: an entry that is not an
+// object is left out rather than shown as an empty error, a field of the
+// wrong type is left empty, and a payload that is not an array shows nothing.
+func TestErrorPayloadLenient(t *testing.T) {
+	got := errorPayload([]byte(`[1, "x", null, [], {"class":"C","message":"m","backtrace":"not a list"}, {"truncated":2}]`))
+	assert.Equal(t, errorsView{Errors: []events.ErrorEntry{{Class: "C", Message: "m"}}, Truncated: 2}, got)
+	assert.Equal(t, errorsView{}, errorPayload([]byte(`{"class":"C"}`)))
+	assert.Equal(t, errorsView{}, errorPayload(nil))
+}

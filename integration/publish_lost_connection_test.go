@@ -2,8 +2,8 @@ package integration
 
 import (
 	"bytes"
-	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,15 +20,34 @@ func TestPublishOutcomeUnknownSaysWhy(t *testing.T) {
 	l := newLifecycle(t)
 	var proxy *tcpProxy
 	proxy = newTCPProxy(t, srv.Addr(), func(down, up net.Conn) {
-		go func() { _, _ = io.Copy(down, up); down.Close() }()
+		var lost atomic.Bool // replies from here on never reach the client
+		go func() {
+			defer down.Close()
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := up.Read(buf)
+				if n > 0 && !lost.Load() {
+					if _, werr := down.Write(buf[:n]); werr != nil {
+						return
+					}
+				}
+				if err != nil {
+					return
+				}
+			}
+		}()
 		go func() {
 			defer up.Close()
 			buf := make([]byte, 64<<10)
 			for {
 				n, err := down.Read(buf)
 				if n > 0 {
+					exec := bytes.Contains(buf[:n], []byte("EXEC\r\n"))
+					if exec {
+						lost.Store(true)
+					}
 					_, _ = up.Write(buf[:n])
-					if bytes.Contains(buf[:n], []byte("EXEC\r\n")) {
+					if exec {
 						proxy.cut() // the commit went through; nothing else will
 						return
 					}
@@ -47,6 +66,6 @@ func TestPublishOutcomeUnknownSaysWhy(t *testing.T) {
 
 	err = b.Publish(l.ctx, lease, manifestOf("a", "b"), 0)
 	require.ErrorIs(t, err, queue.ErrOutcomeUnknown)
-	assert.Contains(t, err.Error(), "reading meta of "+l.keys.Meta, "the failed look is named")
+	assert.Contains(t, err.Error(), "(then queue: reading ", "the failed look is named")
 	assert.Equal(t, "ready", l.hash(l.keys.Meta)["state"], "the commit applied")
 }

@@ -39,7 +39,7 @@ type Status struct {
 // longer there: its id is burnt.
 func (s Status) Gone() bool { return s.Tombstone && !s.Published }
 
-// Status reads meta and the tombstone in one round trip. It writes nothing.
+// Status reads the tombstone and meta in one round trip. It writes nothing.
 // Meta that is present but unreadable is ErrCorrupt.
 func (b *Build) Status(ctx context.Context) (Status, error) {
 	if err := b.checkLifecycleKeys(); err != nil {
@@ -48,16 +48,21 @@ func (b *Build) Status(ctx context.Context) (Status, error) {
 	c := b.client
 	ctx, cancel := boundedRead(ctx, readTimeout)
 	defer cancel()
+	// The two reads are not one atomic step, and a publish that writes
+	// meta and the tombstone at once may land between them. Tombstone
+	// first: then it shows as published (meta, no tombstone yet), never as
+	// gone (a tombstone, no meta yet), which would burn a build id that was
+	// just published.
 	res := c.DoMulti(ctx,
-		c.B().Hgetall().Key(b.keys.Meta).Build(),
-		c.B().Exists().Key(b.keys.Exists).Build())
-	meta, err := res[0].AsStrMap()
-	if err != nil {
-		return Status{}, fmt.Errorf("queue: reading meta of %s: %w", b.keys.Meta, err)
-	}
-	n, err := res[1].AsInt64()
+		c.B().Exists().Key(b.keys.Exists).Build(),
+		c.B().Hgetall().Key(b.keys.Meta).Build())
+	n, err := res[0].AsInt64()
 	if err != nil {
 		return Status{}, fmt.Errorf("queue: reading tombstone %s: %w", b.keys.Exists, err)
+	}
+	meta, err := res[1].AsStrMap()
+	if err != nil {
+		return Status{}, fmt.Errorf("queue: reading meta of %s: %w", b.keys.Meta, err)
 	}
 	s, err := parseStatus(meta)
 	s.Tombstone = n == 1

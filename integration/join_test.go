@@ -191,3 +191,15 @@ func TestJoinCancelled(t *testing.T) {
 	_, err = l.open().Join(ctx, "ci-2", manifestFor("x", "a"), fastJoin)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 }
+
+// Join's contract is ctx.Err() itself when ctx ends, whichever call it was
+// making: here the first look at the build.
+func TestJoinCancelledBeforeLooking(t *testing.T) {
+	l := newLifecycle(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	l.requireUnchanged(func() {
+		_, err := l.open().Join(ctx, "ci-2", manifestFor("x", "a"), fastJoin)
+		assert.Equal(t, context.Canceled, err)
+	})
+}

@@ -105,7 +105,7 @@ func (b *Build) Join(ctx context.Context, worker string, m Manifest, opts JoinOp
 	for {
 		s, err := b.Status(ctx)
 		if err != nil {
-			return Joined{}, err
+			return Joined{}, ended(ctx, err)
 		}
 		switch {
 		case s.Published && s.State == StateReady:
@@ -129,7 +129,7 @@ func (b *Build) Join(ctx context.Context, worker string, m Manifest, opts JoinOp
 		retry = Lease{}
 		if !won {
 			if l, won, err = b.TryLease(ctx, worker, opts.LeaseTTL); err != nil {
-				return Joined{}, err
+				return Joined{}, ended(ctx, err)
 			}
 		}
 		if won {
@@ -143,7 +143,7 @@ func (b *Build) Join(ctx context.Context, worker string, m Manifest, opts JoinOp
 				errors.Is(err, ErrBuildBurnt), errors.Is(err, ErrOutcomeUnknown):
 				continue // the next look tells what happened
 			}
-			return Joined{}, err
+			return Joined{}, ended(ctx, err)
 		}
 		if !time.Now().Before(deadline) {
 			return Joined{}, fmt.Errorf("%w: build %s (waited %.0fs)", ErrNeverInitialized, b.buildName(), time.Since(start).Seconds())
@@ -152,6 +152,15 @@ func (b *Build) Join(ctx context.Context, worker string, m Manifest, opts JoinOp
 			return Joined{}, err
 		}
 	}
+}
+
+// ended is ctx.Err() itself for a call that failed once ctx ended, as
+// Join promises, rather than that call's error wrapping it; else err.
+func ended(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
 }
 
 // refuseMismatch records why worker will not run the build and returns the

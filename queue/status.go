@@ -56,13 +56,13 @@ func (b *Build) Status(ctx context.Context) (Status, error) {
 	res := c.DoMulti(ctx,
 		c.B().Exists().Key(b.keys.Exists).Build(),
 		c.B().Hgetall().Key(b.keys.Meta).Build())
-	n, err := res[0].AsInt64()
-	if err != nil {
-		return Status{}, fmt.Errorf("queue: reading tombstone %s: %w", b.keys.Exists, err)
-	}
 	meta, err := res[1].AsStrMap()
 	if err != nil {
 		return Status{}, fmt.Errorf("queue: reading meta of %s: %w", b.keys.Meta, err)
+	}
+	n, err := res[0].AsInt64()
+	if err != nil {
+		return Status{}, fmt.Errorf("queue: reading tombstone %s: %w", b.keys.Exists, err)
 	}
 	s, err := parseStatus(meta)
 	s.Tombstone = n == 1

@@ -203,3 +203,17 @@ func TestJoinCancelledBeforeLooking(t *testing.T) {
 		assert.Equal(t, context.Canceled, err)
 	})
 }
+
+// The init timeout bounds the wait even when the poll interval is longer:
+// the last wait is cut at the deadline.
+func TestJoinPollIntervalLongerThanInitTimeout(t *testing.T) {
+	l := newLifecycle(t)
+	_, _, err := l.build.TryLease(l.ctx, "stuck", time.Minute)
+	require.NoError(t, err)
+	start := time.Now()
+	_, err = l.open().Join(l.ctx, "ci-2", manifestFor("x", "a"), queue.JoinOptions{
+		InitTimeout: 300 * time.Millisecond, PollInterval: time.Minute,
+	})
+	require.ErrorIs(t, err, queue.ErrNeverInitialized)
+	assert.Less(t, time.Since(start), 5*time.Second, "waited a poll interval past the init timeout")
+}

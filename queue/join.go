@@ -148,7 +148,9 @@ func (b *Build) Join(ctx context.Context, worker string, m Manifest, opts JoinOp
 		if !time.Now().Before(deadline) {
 			return Joined{}, fmt.Errorf("%w: build %s (waited %.0fs)", ErrNeverInitialized, b.buildName(), time.Since(start).Seconds())
 		}
-		if err := sleep(ctx, opts.PollInterval); err != nil {
+		// Cut at the deadline: a poll interval longer than what is left
+		// of the init timeout must not stretch the wait past it.
+		if err := sleep(ctx, min(opts.PollInterval, time.Until(deadline))); err != nil {
 			return Joined{}, err
 		}
 	}

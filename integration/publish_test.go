@@ -337,3 +337,20 @@ func TestPublishDurationsReadBack(t *testing.T) {
 		})
 	}
 }
+
+// A unit_state key that is not a hash (left by something else under the
+// build's name) would fail its HSET inside the publish transaction, while
+// the rest applied: a ready build without its unit states. It is refused
+// before anything is written.
+func TestPublishRefusesUnitStateOfAnotherType(t *testing.T) {
+	l := newLifecycle(t)
+	lease, won, err := l.build.TryLease(l.ctx, "ci-1", 0)
+	require.NoError(t, err)
+	require.True(t, won)
+	require.NoError(t, l.do("SET", l.keys.UnitState, "not a hash").Error())
+	l.requireUnchanged(func() {
+		err := l.build.Publish(l.ctx, lease, manifestOf("a", "b"), 0)
+		require.ErrorIs(t, err, queue.ErrCorrupt)
+		assert.Contains(t, err.Error(), l.keys.UnitState+" holds a string, not a hash")
+	})
+}

@@ -25,7 +25,9 @@ const unitsPerHSET = 1000
 // refusal writing nothing:
 //   - the leader is not lease: ErrLeaseLost;
 //   - the tombstone exists (the id was published before): ErrBuildBurnt;
-//   - meta exists: ErrAlreadyPublished.
+//   - meta exists: ErrAlreadyPublished;
+//   - the unit states are to be written and their key holds something
+//     else than a hash: ErrCorrupt.
 //
 // Success (m has no load errors): both unit streams are made afresh with the
 // consumer group at 0, each unit is added to the units stream in order with
@@ -99,11 +101,12 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, lease Lease, m Manifest, fields map[string]string, tombstoneTTL time.Duration, ambiguous *bool) error {
 	k := b.keys
 	res := c.DoMulti(ctx,
-		c.B().Watch().Key(k.Leader, k.Exists, k.Meta).Build(),
+		c.B().Watch().Key(k.Leader, k.Exists, k.Meta, k.UnitState).Build(),
 		c.B().Get().Key(k.Leader).Build(),
 		c.B().Exists().Key(k.Exists).Build(),
 		c.B().Exists().Key(k.Meta).Build(),
-		c.B().Time().Build())
+		c.B().Time().Build(),
+		c.B().Type().Key(k.UnitState).Build())
 	if err := res[0].Error(); err != nil {
 		return err
 	}
@@ -115,7 +118,8 @@ func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, leas
 	tomb, err1 := res[2].AsInt64()
 	meta, err2 := res[3].AsInt64()
 	now, err3 := nowMS(res[4])
-	if err := errors.Join(err1, err2, err3); err != nil {
+	unitState, err4 := res[5].ToString()
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		unwatch(c)
 		return err
 	}
@@ -129,6 +133,11 @@ func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, leas
 	case meta == 1:
 		unwatch(c)
 		return fmt.Errorf("%w: %s exists", ErrAlreadyPublished, k.Meta)
+	case len(m.LoadErrors) == 0 && len(m.UnitIDs) > 0 && unitState != "none" && unitState != "hash":
+		// Its HSET would fail inside EXEC while the rest applied: a
+		// ready build without its unit states.
+		unwatch(c)
+		return fmt.Errorf("%w: %s holds a %s, not a hash", ErrCorrupt, k.UnitState, unitState)
 	}
 
 	cmds := rueidis.Commands{c.B().Multi().Build()}

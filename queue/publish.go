@@ -21,7 +21,7 @@ const DefaultTombstoneTTL = 7 * 24 * time.Hour
 const unitsPerHSET = 1000
 
 // Publish lays the build out from m, holding lease, in one WATCH/MULTI/EXEC
-// over the leader, tombstone and meta keys. Checked in this order, each
+// over the leader, tombstone, meta and unit_state keys. Checked in this order, each
 // refusal writing nothing:
 //   - the leader is not lease: ErrLeaseLost;
 //   - the tombstone exists (the id was published before): ErrBuildBurnt;

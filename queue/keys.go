@@ -42,7 +42,9 @@ type Keys struct {
 
 // BuildKeys returns the keys of build buildID: hopper:{<build>}:units and so
 // on. The braces are a cluster hash tag: every key of a build, the guard keys
-// included, hashes to one slot.
+// included, hashes to one slot. It does not check buildID: Open does, and
+// refuses the empty id, whose "{}" Redis does not read as a tag (each key
+// would then hash to a slot of its own).
 func BuildKeys(buildID string) Keys {
 	p := "hopper:{" + buildID + "}:"
 	return Keys{

@@ -83,7 +83,7 @@ func (f *flagSet) Parse(args []string) (positional, command []string, err error)
 	}
 	for {
 		if err := f.fs.Parse(args); err != nil {
-			return nil, nil, f.explain(err)
+			return nil, nil, f.explain(err, f.badArg(args))
 		}
 		rest := f.fs.Args()
 		if len(rest) == 0 {
@@ -94,18 +94,42 @@ func (f *flagSet) Parse(args []string) (positional, command []string, err error)
 	}
 }
 
-// explain turns the flag package's errors into this command's words.
-func (f *flagSet) explain(err error) error {
+// badArg is the argument of args the flag package stopped at: it moves
+// past a flag before it looks the flag up or reads its value, so the one
+// just before what it left is the culprit. "" when there is none.
+func (f *flagSet) badArg(args []string) string {
+	i := len(args) - len(f.fs.Args()) - 1
+	if i < 0 || i >= len(args) {
+		return ""
+	}
+	return args[i]
+}
+
+// explain turns the flag package's errors into this command's words. arg
+// is the argument the flag package stopped at: the flag is named as the
+// user wrote it (the flag package drops its dashes), so that -j4 is not
+// reported as an unknown --j4.
+func (f *flagSet) explain(err error, arg string) error {
 	if errors.Is(err, flag.ErrHelp) {
 		return errHelp
 	}
 	msg := err.Error()
 	for _, p := range []struct{ prefix, format string }{
-		{"flag provided but not defined: -", "unknown flag --%s"},
-		{"flag needs an argument: -", "--%s needs a value"},
+		{"flag provided but not defined: -", "unknown flag %s"},
+		{"flag needs an argument: -", "%s needs a value"},
 	} {
 		if name, ok := strings.CutPrefix(msg, p.prefix); ok {
-			return usagef(p.format, strings.TrimPrefix(name, "-"))
+			name = strings.TrimPrefix(name, "-")
+			typed, _, _ := strings.Cut(arg, "=")
+			if strings.TrimLeft(typed, "-") != name || !strings.HasPrefix(typed, "-") || strings.HasPrefix(typed, "---") {
+				typed = "--" + name
+			}
+			e := usagef(p.format, typed)
+			if len(name) > 1 && typed == "-"+name && f.names[name[:1]] != "" {
+				// -j4: a value glued to a short flag, as make takes it.
+				e = usagef("unknown flag %s: put the value after a space, -%s %s", typed, name[:1], name[1:])
+			}
+			return e
 		}
 	}
 	if _, detail, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "invalid") {

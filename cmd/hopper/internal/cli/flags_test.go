@@ -225,3 +225,31 @@ func TestReadUnitsRefusesBadIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownFlagNamedAsTyped: a bad flag is named as it was typed, since
+// the flag package drops the dashes, and -j4 (make's way) says where the
+// value goes instead of reporting an unknown --j4.
+func TestUnknownFlagNamedAsTyped(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-j4"}, `unknown flag -j4: put the value after a space, -j 4`},
+		{[]string{"a", "-j12", "b"}, `unknown flag -j12: put the value after a space, -j 12`},
+		{[]string{"--j4"}, `unknown flag --j4`},
+		{[]string{"-x"}, `unknown flag -x`},
+		{[]string{"-colour"}, `unknown flag -colour`},
+		{[]string{"--colour=red"}, `unknown flag --colour`},
+		{[]string{"--build", "-j4", "--bogus"}, `unknown flag --bogus`},
+		{[]string{"-j"}, `-j needs a value`},
+		{[]string{"--timeout"}, `--timeout needs a value`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			f := newFlagSet("run")
+			addWorkFlags(f, "jobs", "j")
+			_, _, err := f.Parse(append(tc.args, "--", "x"))
+			require.Error(t, err)
+			assert.Equal(t, tc.want, err.Error())
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func runMain(env Env, args ...string) (code int, stdout, stderr string) {
@@ -88,4 +89,30 @@ func TestUnreachableRedis(t *testing.T) {
 		assert.Contains(t, errs, "hopper "+cmd[0]+": cannot reach Redis at redis://127.0.0.1:1: ")
 		assert.Contains(t, errs, "connection refused")
 	}
+}
+
+// TestRunHelpNamesFallbacks: hopper run takes its worker id and its Redis
+// from the environment as hopper work does, and its help says so, since a
+// CI job's HOPPER_WORKER_ID, CI_NODE_INDEX or REDIS_URL changes what it does.
+func TestRunHelpNamesFallbacks(t *testing.T) {
+	f := newFlagSet("run")
+	wf := addWorkFlags(f, "jobs", "j")
+	_, _, err := f.Parse([]string{"a", "--", "x"})
+	require.NoError(t, err)
+	o, err := wf.resolve(f, Env{"HOPPER_WORKER_ID": "hw", "REDIS_URL": "127.0.0.1:1"}, "jobs", false)
+	require.NoError(t, err)
+	assert.Equal(t, "hw", o.WorkerID)
+	assert.NotEmpty(t, o.Redis)
+
+	workerLine := ""
+	for l := range strings.SplitSeq(runUsage, "\n  --") {
+		if strings.HasPrefix(l, "worker ") {
+			workerLine = l
+		}
+	}
+	assert.Contains(t, workerLine, "HOPPER_WORKER_ID", "hopper run --help, --worker")
+	assert.Contains(t, workerLine, "node index", "hopper run --help, --worker")
+	_, run, _ := strings.Cut(topUsage, "hopper run [-j N]")
+	run, _, _ = strings.Cut(run, "hopper work")
+	assert.Contains(t, run, "REDIS_URL", "hopper --help, on hopper run's embedded server")
 }

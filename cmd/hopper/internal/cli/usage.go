@@ -9,7 +9,8 @@ reclaims them within budgets, and gives the build one verdict.
 Usage:
   hopper run [-j N] [flags] [units...] -- COMMAND ARGS...
         the whole suite on this machine: publish, N workers, the report
-        (on an embedded Redis unless --redis is given)
+        (on an embedded Redis unless --redis, HOPPER_REDIS_URL or
+        REDIS_URL names one)
   hopper work [flags] [units...] -- COMMAND ARGS...
         one CI machine's worker: take units of the shared build until it is done
   hopper report [flags]     wait for the build, print its verdict, exit 0/1/2/3
@@ -91,7 +92,8 @@ Flags:
   --build ID               build id (default generated; [HOPPER_BUILD_ID, then the CI's])
   --redis URL              a real Redis or Redis Cluster (forms below)
                            [HOPPER_REDIS_URL, REDIS_URL]
-  --worker ID              worker id prefix (default <hostname>-<pid>)
+  --worker ID              worker id prefix [HOPPER_WORKER_ID, then the CI's
+                           node index, then <hostname>-<pid>]
   --units-from FILE, --unit-type, --revision, --timeout, --max-unit-duration,
   --max-requeues, --requeue-tolerance, --max-reclaims, --ttl, --tombstone-ttl,
   --init-timeout, --progress      as hopper work

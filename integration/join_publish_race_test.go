@@ -26,10 +26,12 @@ func TestJoinWhilePublished(t *testing.T) {
 		armed     atomic.Bool
 		publisher queue.Joined
 		pubErr    error
+		pubDone   = make(chan struct{}) // orders the proxy's writes before the test's reads
 	)
 	publish := func() {
 		time.Sleep(100 * time.Millisecond) // Redis answers the first read
 		publisher, pubErr = l.build.Join(l.ctx, "ci-1", m, fastJoin)
+		close(pubDone)
 	}
 	proxy := newTCPProxy(t, srv.Addr(), func(down, up net.Conn) {
 		go func() { _, _ = io.Copy(down, up); down.Close() }()
@@ -64,6 +66,7 @@ func TestJoinWhilePublished(t *testing.T) {
 	armed.Store(true)
 	j, err := b.Join(l.ctx, "ci-2", m, fastJoin)
 	require.False(t, armed.Load(), "the proxy split the joiner's first look")
+	<-pubDone
 	require.NoError(t, pubErr)
 	require.True(t, publisher.Published)
 	require.NoError(t, err, "the joiner joins the build published meanwhile")

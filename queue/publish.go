@@ -41,6 +41,8 @@ const unitsPerHSET = 1000
 // m is checked before anything is sent (ErrInvalidArgument, naming the bad
 // value). ErrOutcomeUnknown: the connection broke after the commit was sent
 // and a look at meta could not tell whether it applied; Status or Join will.
+// When that look finds the build another publisher's, the commit did not
+// apply and never will: ErrAlreadyPublished.
 func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneTTL time.Duration) error {
 	if err := lease.check(); err != nil {
 		return err
@@ -74,6 +76,12 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 				return nil
 			case serr != nil: // say why the look could not tell
 				return fmt.Errorf("%w: publishing %s: %w (then %v)", ErrOutcomeUnknown, b.keys.Meta, err, serr)
+			case s.Published:
+				// Another publisher's meta: this commit was not applied
+				// (had it been, theirs would have been refused), and never
+				// will be, its WATCH having seen meta move.
+				return fmt.Errorf("%w: %s was published by %q while this commit's reply was lost (%v)",
+					ErrAlreadyPublished, b.keys.Meta, s.Publisher, err)
 			}
 			return fmt.Errorf("%w: publishing %s: %w", ErrOutcomeUnknown, b.keys.Meta, err)
 		}

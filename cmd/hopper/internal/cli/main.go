@@ -88,18 +88,22 @@ func Main(args []string, env Env, s Streams) int {
 	switch name {
 	case "-h", "--help", "help":
 		if len(rest) > 0 {
-			if c, ok := commands[rest[0]]; ok {
-				fmt.Fprint(s.Stdout, c.usage)
-				return exitOK
+			// The help of a misspelled command is refused as the command
+			// itself would be, rather than answered with the general help
+			// and exit 0 as though it had been found.
+			c, ok := commands[rest[0]]
+			if !ok {
+				return unknownCommand(s, rest[0])
 			}
+			fmt.Fprint(s.Stdout, c.usage)
+			return exitOK
 		}
 		fmt.Fprint(s.Stdout, topUsage)
 		return exitOK
 	}
 	c, ok := commands[name]
 	if !ok {
-		fmt.Fprintf(s.Stderr, "hopper: unknown command %q\nRun 'hopper --help' for usage.\n", name)
-		return exitInfrastructure
+		return unknownCommand(s, name)
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -143,6 +147,13 @@ func Main(args []string, env Env, s Streams) int {
 		return exit.code
 	}
 	fmt.Fprintf(s.Stderr, "%s: %s\n", a.name, oneLine(err.Error()))
+	return exitInfrastructure
+}
+
+// unknownCommand refuses a command hopper does not have: one line and
+// exit 2.
+func unknownCommand(s Streams, name string) int {
+	fmt.Fprintf(s.Stderr, "hopper: unknown command %q\nRun 'hopper --help' for usage.\n", name)
 	return exitInfrastructure
 }
 

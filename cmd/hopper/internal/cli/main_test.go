@@ -42,6 +42,10 @@ func TestUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"frobnicate"}, `hopper: unknown command "frobnicate"` + "\nRun 'hopper --help' for usage.\n"},
+		// The help of a misspelled command is the same refusal, not the
+		// general help with exit 0.
+		{[]string{"help", "wrok"}, `hopper: unknown command "wrok"` + "\nRun 'hopper --help' for usage.\n"},
+		{[]string{"--help", "raport"}, `hopper: unknown command "raport"`},
 		{[]string{"work", "--build", "b", "u1"}, "hopper work: no Redis: pass --redis redis://HOST:PORT, or set HOPPER_REDIS_URL or REDIS_URL\nRun 'hopper work --help' for usage.\n"},
 		{[]string{"work", "--build", "b", "--redis", "127.0.0.1:1", "u1"}, "hopper work: no command: put it after --, e.g. -- bundle exec rspec {unit}\nRun 'hopper work --help' for usage.\n"},
 		{[]string{"work", "--build", "b", "--redis", "127.0.0.1:1", "u1", "--"}, "hopper work: no command after --\n"},

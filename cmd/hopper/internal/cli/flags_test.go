@@ -209,6 +209,8 @@ func TestReadUnitsRefusesBadIDs(t *testing.T) {
 		{[]string{"a\rb"}, "", `unit "a\rb" (argument 1) has a line break`},
 		{nil, "ok\nb\xff\n", `unit "b\xff" (line 2 of stdin) is not valid UTF-8`},
 		{[]string{long}, "", fmt.Sprintf("unit (argument 1) is %d bytes, over %d", len(long), queue.MaxIDBytes)},
+		// A line past the scanner's buffer is the same mistake, not "token too long".
+		{nil, "ok\n\n" + strings.Repeat("u", 2<<20) + "\n", fmt.Sprintf("unit (line 3 of stdin) is over %d bytes", queue.MaxIDBytes)},
 	}
 	for _, tt := range tests {
 		from := ""

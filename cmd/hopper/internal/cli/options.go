@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -365,7 +366,9 @@ func readUnits(args []string, from string, stdin io.Reader) ([]string, error) {
 	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for n := 1; sc.Scan(); n++ {
+	n := 0
+	for sc.Scan() {
+		n++
 		u := strings.TrimSpace(sc.Text())
 		if u == "" {
 			continue
@@ -374,7 +377,12 @@ func readUnits(args []string, from string, stdin io.Reader) ([]string, error) {
 			return nil, err
 		}
 	}
-	if err := sc.Err(); err != nil {
+	if err := sc.Err(); errors.Is(err, bufio.ErrTooLong) {
+		// The scanner stops at a line longer than its buffer: a unit far
+		// over the limit, said as checkUnit says it, not as the scanner's
+		// "token too long".
+		return nil, usagef("unit (line %d of %s) is over %d bytes", n+1, name, queue.MaxIDBytes)
+	} else if err != nil {
 		return nil, usagef("cannot read --units-from %s: %v", from, unwrapPath(err))
 	}
 	return units, nil

@@ -113,6 +113,10 @@ func (w *worker) loop(ctx context.Context) error {
 			if err := w.work(ctx, r); err != nil {
 				return err
 			}
+			// Redis answered the reservation and the settlement: an outage
+			// met next, after a unit that may have run longer than Timeout,
+			// is ridden out for Timeout from its own start.
+			down = time.Time{}
 		} else if err := w.build.Liveness(ctx, w.cfg.WorkerID, ""); err != nil {
 			if outage(err) {
 				continue

@@ -45,3 +45,32 @@ func TestEventsFollowEndsWhenTheBuildIsGone(t *testing.T) {
 	assert.Empty(t, out)
 	assert.Contains(t, errs, "hopper events: build "+build+" is gone")
 }
+
+// -f is --follow's short form, and takes a value as --follow does: -f=false
+// prints the log and ends, as --follow=false does, instead of following a
+// build that is still running; -f=maybe is refused as --follow=maybe is.
+func TestEventsShortFollowTakesItsValue(t *testing.T) {
+	url, build := redisURL(t), redistest.BuildID(t)
+	ctx := ctxTimeout(t, time.Minute)
+	c := srv.Client(t)
+	b, err := queue.Open(c, build, queue.Options{})
+	require.NoError(t, err)
+	_, err = b.Join(ctx, "w1", queue.Manifest{UnitIDs: []string{"a", "b"}}, queue.JoinOptions{})
+	require.NoError(t, err)
+	_, ok, err := b.Reserve(ctx, "w1", queue.ReserveOptions{Block: time.Millisecond})
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	for _, flag := range []string{"--follow=false", "-f=false"} {
+		p := start(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url, flag)
+		code := p.wait(10 * time.Second)
+		assert.Equalf(t, 0, code, "%s: got exit code %d, want 0; stderr: %s", flag, code, p.stderr)
+		assert.Equalf(t, 1, strings.Count(p.stdout.String(), `"type":"delivered"`), "%s: got stdout %q, want the delivered event", flag, p.stdout)
+	}
+	for _, flag := range []string{"--follow=maybe", "-f=maybe"} {
+		code, out, errs := hopper(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url, flag)
+		assert.Equalf(t, 2, code, "%s: got exit code %d, want 2; stderr: %s", flag, code, errs)
+		assert.Emptyf(t, out, "%s: got stdout %q, want nothing", flag, out)
+		assert.Containsf(t, errs, `"maybe"`, "%s: got stderr %q, want the bad value named", flag, errs)
+	}
+}

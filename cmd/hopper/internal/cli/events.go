@@ -16,8 +16,7 @@ const followInterval = 300 * time.Millisecond
 func (a *app) events(args []string) error {
 	f := newFlagSet("events")
 	tf := addTargetFlags(f)
-	follow := f.Bool("follow")
-	f.fs.BoolFunc("f", "", func(string) error { *follow = true; return nil })
+	follow := f.Bool("follow", "f")
 	t, err := a.parseTarget(f, tf, args)
 	if err != nil {
 		return err

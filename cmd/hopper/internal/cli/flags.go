@@ -50,18 +50,23 @@ func (f *flagSet) String(name, def string, aliases ...string) *string {
 	return p
 }
 
-// Bool registers a switch: --name, --name=true or --name=false.
-func (f *flagSet) Bool(name string) *bool {
+// Bool registers a switch: --name, --name=true or --name=false. Aliases
+// share it and read its value the same way (-f=false is --follow=false).
+func (f *flagSet) Bool(name string, aliases ...string) *bool {
 	p := new(bool)
-	f.fs.BoolFunc(name, "", func(v string) error {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			return fmt.Errorf("--%s takes no value, or true or false; got %q", name, v)
-		}
-		*p = b
-		f.set[name] = true
-		return nil
-	})
+	for _, n := range append([]string{name}, aliases...) {
+		f.fs.BoolFunc(n, "", func(v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("--%s takes no value, or true or false; got %q", name, v)
+			}
+			*p = b
+			f.set[name] = true
+			return nil
+		})
+	}
+	// Only the name is listed: a switch's alias takes no value after a
+	// space, so -fx is not to be read as -f x (see explain).
 	f.names[name] = name
 	return p
 }

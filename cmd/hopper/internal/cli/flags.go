@@ -222,6 +222,16 @@ func (c *checks) notNegative(dst *int, name, raw string) {
 	}
 }
 
+// budget reads a retry or reclaim budget: not negative, and at most
+// MaxInt32, the most the build's meta holds (the queue refuses more when it
+// publishes, which would be after connecting, and in its own words).
+func (c *checks) budget(dst *int, name, raw string) {
+	c.notNegative(dst, name, raw)
+	if c.err == nil && *dst > math.MaxInt32 {
+		c.err = usagef("--%s must be at most %d, got %q", name, math.MaxInt32, raw)
+	}
+}
+
 func (c *checks) atLeastOne(dst *int, name, raw string) {
 	if c.err == nil {
 		*dst, c.err = atLeastOne(name, raw)

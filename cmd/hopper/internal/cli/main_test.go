@@ -68,6 +68,10 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"work", "--build", "b", "--worker", "w\xfe", "--redis", "127.0.0.1:1", "u", "--", "true"}, `hopper work: worker id "w\xfe" is not valid UTF-8`},
 		{[]string{"work", "--build", "b", "--worker", strings.Repeat("w", 1025), "--redis", "127.0.0.1:1", "u", "--", "true"}, `hopper work: worker id is 1025 bytes, over 1024`},
 		{[]string{"work", "--build", "b", "--redis", "127.0.0.1:1", "u\xff", "--", "true"}, `is not valid UTF-8`},
+		// A budget the build's meta cannot hold is refused before Redis is
+		// dialled, naming the flag, not by the worker after connecting.
+		{[]string{"work", "--build", "b", "--redis", "127.0.0.1:1", "--max-requeues", "3000000000", "u", "--", "true"}, `hopper work: --max-requeues must be at most 2147483647, got "3000000000"` + "\nRun 'hopper work --help' for usage.\n"},
+		{[]string{"run", "--redis", "127.0.0.1:1", "--max-reclaims", "2147483648", "u", "--", "true"}, `hopper run: --max-reclaims must be at most 2147483647, got "2147483648"`},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			code, out, errs := runMain(Env{}, tc.args...)

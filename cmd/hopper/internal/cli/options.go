@@ -220,9 +220,9 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 	var c checks
 	c.seconds(&o.Timeout, "timeout", *wf.timeout)
 	c.seconds(&o.MaxUnitDuration, "max-unit-duration", *wf.maxUnit)
-	c.notNegative(&o.MaxRequeues, "max-requeues", *wf.maxRequeues)
+	c.budget(&o.MaxRequeues, "max-requeues", *wf.maxRequeues)
 	c.fraction(&o.RequeueTolerance, "requeue-tolerance", *wf.tolerance)
-	c.notNegative(&o.MaxReclaims, "max-reclaims", *wf.maxReclaims)
+	c.budget(&o.MaxReclaims, "max-reclaims", *wf.maxReclaims)
 	c.atLeastOne(&o.Processes, processes, *wf.processes)
 	c.seconds(&o.TTL, "ttl", *wf.ttl)
 	c.seconds(&o.TombstoneTTL, "tombstone-ttl", *wf.tombstoneTTL)

@@ -358,14 +358,17 @@ func Tail(out []byte, limit int) string {
 }
 
 // Quote writes argv as a shell would read it back: words with anything but
-// safe characters in single quotes.
+// safe characters in single quotes, and so are words that, though made of
+// safe characters, a shell would not take as written: a brace expansion
+// ({a,b}, {1..3}; {unit} alone is literal) or, as the first word, an
+// assignment (a=b) instead of the program.
 func Quote(argv []string) string {
 	var b strings.Builder
 	for i, a := range argv {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		if a != "" && strings.IndexFunc(a, unsafeInShell) < 0 {
+		if a != "" && strings.IndexFunc(a, unsafeInShell) < 0 && !expands(a) && (i > 0 || !strings.Contains(a, "=")) {
 			b.WriteString(a)
 			continue
 		}
@@ -374,6 +377,13 @@ func Quote(argv []string) string {
 		b.WriteByte('\'')
 	}
 	return b.String()
+}
+
+// expands reports whether a shell would brace-expand word: a brace with a
+// comma or a ".." after it. Erring towards quoting costs nothing.
+func expands(word string) bool {
+	i := strings.IndexByte(word, '{')
+	return i >= 0 && (strings.Contains(word[i:], ",") || strings.Contains(word[i:], ".."))
 }
 
 func unsafeInShell(r rune) bool {

@@ -310,7 +310,14 @@ func TestQuote(t *testing.T) {
 		{[]string{"sh", "-c", "echo $HOPPER_UNIT"}, "sh -c 'echo $HOPPER_UNIT'"},
 		{[]string{"echo", "it's"}, `echo 'it'\''s'`},
 		{[]string{"x", ""}, "x ''"},
-		{[]string{"a=b", "--flag=1,2"}, "a=b --flag=1,2"},
+		{[]string{"env", "a=b", "--flag=1,2"}, "env a=b --flag=1,2"},
+		{[]string{"go", "test", "{unit}"}, "go test {unit}"},
+		// What a shell would not read back as written: brace expansion
+		// (echo a b, echo 1 2 3) and, first, an assignment instead of the
+		// program.
+		{[]string{"echo", "--only={a,b}"}, "echo '--only={a,b}'"},
+		{[]string{"echo", "{1..3}"}, "echo '{1..3}'"},
+		{[]string{"a=b", "x"}, "'a=b' x"},
 	} {
 		assert.Equal(t, tc.want, Quote(tc.argv))
 	}

@@ -76,8 +76,8 @@ type refSide struct {
 	toReal    map[string]string // logical name -> real entry id
 	nUnits    int               // units entries named so far
 	nPrio     int               // priority entries named so far
-	// Worker records a scenario wrote by hand: their last_seen need not be
-	// a number until a transition rewrites them.
+	// Worker records a scenario wrote by hand: they need not be JSON, nor
+	// their last_seen a number, until a transition rewrites them.
 	handWritten map[string]bool
 	events      map[string]cachedEvent // raw event JSON -> its rendering
 }
@@ -511,11 +511,13 @@ func (s *refSide) infoValue(v rueidis.RedisMessage) string {
 }
 
 // canonWorker renders a worker record with last_seen masked, after checking
-// that it is a number.
+// that it is JSON with a number there (unless a scenario wrote it by hand).
 func (s *refSide) canonWorker(worker, raw string, problem func(string, ...any)) string {
 	n, err := parseOrderedJSON(raw)
 	if err != nil {
-		problem("%s build: worker %q record %q is not JSON: %v", s.name, worker, raw, err)
+		if !s.handWritten[raw] {
+			problem("%s build: worker %q record %q is not JSON: %v", s.name, worker, raw, err)
+		}
 		return "invalid JSON " + strconv.Quote(raw)
 	}
 	if n.kind != 'o' {

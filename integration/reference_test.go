@@ -930,6 +930,33 @@ func TestReferenceScenarios(t *testing.T) {
 		r.tr("heartbeat", "w1", refTTLArg, "units", a.entry, "1", a.unit)
 		r.tr("heartbeat", "w1", refTTLArg, "units", a.entry, "1", a.unit)
 	})
+	t.Run("stale calls on records that are not JSON", func(t *testing.T) {
+		// The script checks the fence before it decodes the unit's state or
+		// the worker's record: a stale call is STALE whatever they hold.
+		r := newRefRunFixed(t, sha, []string{"u1", "u2"}, budgets)
+		a := r.take("w1")
+		r.raw("HSET", "{unit_state}", "u1", `not json`)
+		r.raw("HSET", "{workers}", "w2", `not json`)
+		for _, w := range []string{"w2", "w1"} {
+			count := "1"
+			if w == "w1" {
+				count = "2" // w1 holds the entry, at delivery 1
+			}
+			r.tr("finalize", w, refTTLArg, "units", a.entry, count, a.unit, "passed", "1", "", "")
+			r.tr("requeue", w, refTTLArg, "units", a.entry, count, a.unit, "file", "2", "1", "10", "", "")
+			r.tr("abandoned", w, refTTLArg, "units", a.entry, count, a.unit, "1")
+		}
+		r.tr("heartbeat", "w2", refTTLArg, "units", a.entry, "1", a.unit)
+		r.tr("delivery_accounting", "w2", refTTLArg, "units", a.entry, a.unit)
+		r.tr("reclaim", "w2", refTTLArg, "3600000", "3") // nothing idle: the record is not read
+	})
+	t.Run("reclaim of a unit without state by a worker whose record is not JSON", func(t *testing.T) {
+		r := newRefRunFixed(t, sha, []string{"u1", "u2"}, budgets)
+		r.take("w1")
+		r.raw("HDEL", "{unit_state}", "u1")
+		r.raw("HSET", "{workers}", "w2", `not json`)
+		r.tr("reclaim", "w2", refTTLArg, "0", "3") // CORRUPT before the record is read
+	})
 	t.Run("meta without budgets: the caller's apply", func(t *testing.T) {
 		r := newRefRunFixed(t, sha, []string{"u1", "u2", "u3", "u4"},
 			map[string]string{"max_requeues": "", "requeue_tolerance": "", "max_reclaims": ""})

@@ -287,6 +287,25 @@ func TestCorruptCauses(t *testing.T) {
 			assert.NotErrorIs(t, err, queue.ErrCorrupt)
 		})
 	})
+	t.Run("unit state missing, reclaimer's record not JSON", func(t *testing.T) {
+		// The missing state is found before the reclaimer's record is read.
+		e := newEnv(t)
+		e.publish([]string{"u1"}, nil)
+		e.reserve("w1")
+		require.NoError(t, e.do("HDEL", e.keys.UnitState, "u1").Error())
+		require.NoError(t, e.do("HSET", e.keys.Workers, "w2", "not json").Error())
+		e.requireNothingWritten(func() {
+			assert.Equal(t, []any{"CORRUPT"}, e.transition("reclaim", "w2", ttl, "0", "3"))
+		})
+		e.requireNothingWritten(func() {
+			_, err := e.build.Reclaim(e.ctx, "w2", 0, 3)
+			assert.ErrorIs(t, err, queue.ErrCorrupt)
+		})
+		// With nothing idle, nothing reads the record: NONE.
+		e.requireNothingWritten(func() {
+			assert.Equal(t, []any{"NONE"}, e.transition("reclaim", "w2", ttl, "3600000", "3"))
+		})
+	})
 }
 
 func TestHeartbeat(t *testing.T) {

@@ -56,17 +56,20 @@ func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Strea
 }
 
 // settled applies the checks every fenced transition makes, in the
-// reference's order: meta present, the fence, the unit's state present.
+// reference's order: meta present, the fence, the unit's state readable and
+// present, the worker's record readable.
 func (h held) settled(r Reservation, want fence.Expect) error {
 	switch {
 	case !h.metaExists:
 		return fmt.Errorf("%w: meta is missing or holds no state (unit %q)", ErrCorrupt, r.UnitID)
 	case !fence.Holds(h.row, h.pending, want):
 		return fmt.Errorf("%w: %s %s is not held by %q at delivery %d", ErrStale, r.Stream, r.EntryID, want.Owner, want.DeliveryCount)
+	case h.stateErr != nil:
+		return h.stateErr
 	case !h.hasState:
 		return fmt.Errorf("%w: unit_state of %q is missing", ErrCorrupt, r.UnitID)
 	}
-	return nil
+	return h.workerErr
 }
 
 // head is the common head of a unit's event, with the unit's counters as read.

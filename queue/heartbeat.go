@@ -27,6 +27,9 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 		if !fence.Holds(h.row, h.pending, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount}) {
 			return nil, fmt.Errorf("%w: %s %s is not held by %q at delivery %d", ErrStale, r.Stream, r.EntryID, r.WorkerID, r.DeliveryCount)
 		}
+		if h.workerErr != nil {
+			return nil, h.workerErr
+		}
 		return rueidis.Commands{
 			// JUSTID keeps the delivery count in Redis; RETRYCOUNT says it
 			// again for servers that count a JUSTID claim (miniredis, behind

@@ -26,6 +26,12 @@ type held struct {
 	hasState   bool
 	worker     workerRecord
 	now        int64
+	// stateErr and workerErr are why the unit's state or the worker's
+	// record could not be decoded. They are reported where the
+	// reference's cjson.decode would fail, after its fence check and the
+	// state's presence (see held.settled): a stale reservation is told so
+	// whatever the records hold.
+	stateErr, workerErr error
 }
 
 // batchReads are the reads of a batch's transitions after those they share
@@ -137,7 +143,8 @@ func (h *held) parseEntry(k Keys, r Reservation, pending rueidis.RedisResult, st
 		}
 		if found {
 			if h.state, err = budget.DecodeState([]byte(raw)); err != nil {
-				return err
+				h.stateErr = err
+				return nil
 			}
 			h.hasState = true
 		}
@@ -146,8 +153,8 @@ func (h *held) parseEntry(k Keys, r Reservation, pending rueidis.RedisResult, st
 	if err != nil {
 		return err
 	}
-	h.worker, err = parseWorkerRecord(raw, found)
-	return err
+	h.worker, h.workerErr = parseWorkerRecord(raw, found)
+	return nil
 }
 
 // optionalField reads one value of an HMGET reply, nil for a missing field.

@@ -277,10 +277,10 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		if err != nil {
 			return nil, err
 		}
-		rec, err := parseWorkerRecord(raw, found)
-		if err != nil {
-			return nil, err
-		}
+		// A reclaimer's record that is not JSON fails the reclaim only
+		// where the reference's touch_worker would read it: nothing idle
+		// (NONE) and a candidate whose state is missing (CORRUPT) come first.
+		rec, recErr := parseWorkerRecord(raw, found)
 		now, err := nowMS(second[pos+1])
 		if err != nil {
 			return nil, err
@@ -394,6 +394,9 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 					return nil, err
 				}
 				out.Status = ReclaimFinalized
+				if recErr != nil {
+					return nil, recErr
+				}
 				writes = b.finalizeEntry(c, sc.stream, row.EntryID, guard, t.token, ev, writes)
 				writes = append(writes, b.touchWorker(c, worker, rec, now, keepCurrent, 0))
 				return b.renew(c, writes), nil
@@ -405,6 +408,9 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 			}.Encode()
 			if err != nil {
 				return nil, err
+			}
+			if recErr != nil {
+				return nil, recErr
 			}
 			out.Status = ReclaimTaken
 			out.typeMissing = !f.hasType

@@ -75,14 +75,15 @@ func checkCounters(retryIndex, reclaimCount int64) error {
 	return nil
 }
 
-// maxMS bounds durations: encoding/json prints magnitudes from 1e21 up with an
+// MaxMS bounds durations: encoding/json prints magnitudes from 1e21 up with an
 // exponent, and the log's integral durations must read as plain integers.
-const maxMS = 1e21
+// Callers check against it before they send anything (queue does).
+const MaxMS = 1e21
 
 // checkMS refuses durations JSON cannot carry (NaN, infinities) and those it
 // would print with an exponent (some 30 billion years and more).
 func checkMS(typ, unitID, key string, ms float64) error {
-	if math.IsNaN(ms) || math.IsInf(ms, 0) || math.Abs(ms) >= maxMS {
+	if math.IsNaN(ms) || math.IsInf(ms, 0) || math.Abs(ms) >= MaxMS {
 		return invalid(typ, unitID, "%s %v is not a finite number of milliseconds below 1e21", key, ms)
 	}
 	return nil

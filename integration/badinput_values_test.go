@@ -91,6 +91,12 @@ func TestBadInputNumbers(t *testing.T) {
 			_, err := l.build.Requeue(l.ctx, r, queue.Result{DurationMS: math.NaN()}, queue.Budgets{})
 			return err
 		}, "duration NaN ms"},
+		{"finalize duration 1e21", finalize(1e21), "duration 1e+21 ms is not a non-negative number below 1e21"},
+		{"requeue duration past 1e21", func() error {
+			_, err := l.build.Requeue(l.ctx, r, queue.Result{DurationMS: math.MaxFloat64}, queue.Budgets{MaxRequeues: 1, RequeueTolerance: 1})
+			return err
+		}, "duration 1.7976931348623157e+308 ms"},
+		{"abandon elapsed 1e21", func() error { return l.build.Abandon(l.ctx, r, 1e21) }, "elapsed 1e+21 ms"},
 		{"abandon elapsed NaN", func() error { return l.build.Abandon(l.ctx, r, math.NaN()) }, "elapsed NaN ms"},
 		{"abandon elapsed -Inf", func() error { return l.build.Abandon(l.ctx, r, math.Inf(-1)) }, "elapsed -Inf ms"},
 		{"reclaim timeout negative", func() error { _, err := l.build.Reclaim(l.ctx, "w2", -time.Nanosecond, 3); return err }, "reclaim timeout -1ns is negative"},
@@ -138,6 +144,9 @@ func TestBadInputNumbers(t *testing.T) {
 		{"delivery_count overflow", `delivery_count "99999999999999999999" is not an integer`, []string{"heartbeat", "w1", ttl, s, e, "99999999999999999999", r.UnitID}},
 		{"duration_ms NaN", `duration_ms "NaN"`, []string{"finalize", "w1", ttl, s, e, "1", r.UnitID, "passed", "NaN"}},
 		{"duration_ms -Inf", `duration_ms "-Inf"`, []string{"finalize", "w1", ttl, s, e, "1", r.UnitID, "passed", "-Inf"}},
+		{"duration_ms 1e21", `duration_ms "1e21" is not below 1e21 milliseconds`, []string{"finalize", "w1", ttl, s, e, "1", r.UnitID, "passed", "1e21"}},
+		{"requeue duration_ms past 1e21", `duration_ms "5e30"`, []string{"requeue", "w1", ttl, s, e, "1", r.UnitID, "file", "1", "1", "5e30"}},
+		{"elapsed_ms 1e21", `elapsed_ms "1000000000000000000000"`, []string{"abandoned", "w1", ttl, s, e, "1", r.UnitID, "1000000000000000000000"}},
 		{"elapsed_ms negative", `elapsed_ms "-1"`, []string{"abandoned", "w1", ttl, s, e, "1", r.UnitID, "-1"}},
 		{"max_requeues past int32", `max_requeues 2147483648 is too large`, []string{"requeue", "w1", ttl, s, e, "1", r.UnitID, "file", "2147483648", "1", "1"}},
 		{"max_requeues fraction", `max_requeues "1.5" is not an integer`, []string{"requeue", "w1", ttl, s, e, "1", r.UnitID, "file", "1.5", "1", "1"}},

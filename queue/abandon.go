@@ -2,7 +2,6 @@ package queue
 
 import (
 	"context"
-	"math"
 	"time"
 
 	"github.com/hopper-queue/hopper/events"
@@ -18,8 +17,8 @@ func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) (
 	if err := r.check(); err != nil {
 		return err
 	}
-	if math.IsNaN(elapsedMS) || math.IsInf(elapsedMS, 0) || elapsedMS < 0 {
-		return errInvalid("elapsed %v ms is not a non-negative number", elapsedMS)
+	if err := checkMS("elapsed", elapsedMS); err != nil {
+		return err
 	}
 	return b.fenced(ctx, ModeAbandoned, r, false, func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string) (rueidis.Commands, error) {
 		if err := holding(r, h); err != nil {

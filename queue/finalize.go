@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"encoding/json"
-	"math"
 	"time"
 
 	"github.com/hopper-queue/hopper/events"
@@ -27,8 +26,8 @@ type Result struct {
 }
 
 func (res Result) check() error {
-	if math.IsNaN(res.DurationMS) || math.IsInf(res.DurationMS, 0) || res.DurationMS < 0 {
-		return errInvalid("duration %v ms is not a non-negative number", res.DurationMS)
+	if err := checkMS("duration", res.DurationMS); err != nil {
+		return err
 	}
 	if len(res.Errors) > 0 && !json.Valid(res.Errors) {
 		return errInvalid("errors payload is not valid JSON: %.80q", res.Errors)

@@ -294,5 +294,9 @@ func parseMS(name, s string) (float64, error) {
 	if strings.TrimSpace(s) == "" {
 		return 0, nil
 	}
-	return parseNumber(name, s)
+	v, err := parseNumber(name, s)
+	if err == nil && v >= events.MaxMS {
+		return 0, errInvalid("%s %q is not below 1e21 milliseconds", name, s)
+	}
+	return v, err
 }

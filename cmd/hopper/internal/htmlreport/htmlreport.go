@@ -14,6 +14,7 @@ import (
 	"html/template"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -114,8 +115,10 @@ type slowView struct {
 }
 
 type workerView struct {
-	ID        string
-	Processed float64
+	ID string
+	// Processed is the worker record's count as written, in full: a
+	// float64 in a template would print a million as 1e+06.
+	Processed string
 	Attempts  int
 	Busy      string
 }
@@ -167,6 +170,9 @@ func build(r *report.Report) view {
 		v.VerdictClass = "failed"
 	}
 	log := r.Log
+	if log == nil {
+		log = report.NewLog(nil) // a Report not made by Judge: render it empty
+	}
 	attempts := Attempts(log.Events())
 
 	failed := log.Failed()
@@ -232,7 +238,7 @@ func build(r *report.Report) view {
 
 	v.Timeline = timeline(r, attempts)
 	for _, row := range v.Timeline.Rows {
-		wv := workerView{ID: row.Worker}
+		wv := workerView{ID: row.Worker, Processed: "0"}
 		var busy float64
 		for _, a := range attempts {
 			if a.Worker == row.Worker {
@@ -242,7 +248,7 @@ func build(r *report.Report) view {
 		}
 		for _, w := range r.Workers {
 			if w.ID == row.Worker {
-				wv.Processed = w.Processed
+				wv.Processed = strconv.FormatFloat(w.Processed, 'f', -1, 64)
 			}
 		}
 		wv.Busy = fmtDuration(time.Duration(busy) * time.Millisecond)

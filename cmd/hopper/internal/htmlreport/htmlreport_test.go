@@ -98,6 +98,32 @@ func TestRender(t *testing.T) {
 	}
 }
 
+// A worker's processed count prints in full however large, and a Report
+// built by hand, without a log, renders rather than panics.
+func TestRenderWorkersAndBareReport(t *testing.T) {
+	log := []events.Event{
+		ev(t, "delivered", "a", "w1", 1000, ""),
+		ev(t, "finalized", "a", "w1", 1500, `,"outcome":"passed","duration_ms":500,"reason":null`),
+	}
+	n := int64(1)
+	r := report.Judge(report.Observation{
+		BuildID: "b1", Presence: report.PresenceMeta,
+		Meta:     report.Meta{State: report.StateReady, TotalUnits: 1, FinalizedCount: 1, ReadyAtMS: 900},
+		Manifest: []string{"a"}, FinalizedCount: &n, Events: log,
+		Workers: []report.Worker{{ID: "w1", Processed: 1234567}, {ID: "w2", Processed: 2.5}},
+	}, report.Options{})
+	page, err := Render(r)
+	require.NoError(t, err)
+	html := string(page)
+	assert.Contains(t, html, `<td class="num">1234567</td>`)
+	assert.Contains(t, html, `<td class="num">2.5</td>`)
+	assert.NotContains(t, html, "e+06")
+
+	page, err = Render(&report.Report{BuildID: "by-hand", Verdict: report.VerdictPassed})
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "by-hand")
+}
+
 // A flaky unit is shown with the errors of the attempts that failed before
 // it passed, taken from its requeued events.
 func TestRenderFlakyErrors(t *testing.T) {

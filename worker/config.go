@@ -133,6 +133,14 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Timeout < 3*time.Millisecond {
 		return c, fmt.Errorf("%w: timeout must be at least 3ms (the heartbeat runs every timeout/3), got %v", ErrInvalidConfig, c.Timeout)
 	}
+	if hb := c.heartbeatInterval(); c.TTL <= c.Timeout+hb {
+		// The build's keys live TTL past the last write, and a lone
+		// worker running a unit writes once a heartbeat interval; across
+		// an outage it rides out (up to Timeout) it writes nothing. A TTL
+		// within their sum lets the whole build expire under a worker that
+		// goes on as if it were there.
+		return c, fmt.Errorf("%w: TTL %v must be longer than the timeout %v plus a heartbeat interval %v", ErrInvalidConfig, c.TTL, c.Timeout, hb)
+	}
 	if c.MaxRequeues < 0 {
 		return c, fmt.Errorf("%w: max requeues must not be negative, got %d", ErrInvalidConfig, c.MaxRequeues)
 	}
@@ -160,9 +168,14 @@ func (c Config) withDefaults() (Config, error) {
 // reclaims is MaxReclaims as a count (NoReclaims is zero).
 func (c Config) reclaims() int { return max(c.MaxReclaims, 0) }
 
-// heartbeatInterval is min(Timeout/3, 30 s).
-func (c Config) heartbeatInterval() time.Duration {
-	return min(c.Timeout/3, maxHeartbeatInterval)
+// heartbeatInterval is HeartbeatInterval of c's timeout.
+func (c Config) heartbeatInterval() time.Duration { return HeartbeatInterval(c.Timeout) }
+
+// HeartbeatInterval is how often a worker renews its hold on a running
+// unit under timeout: min(timeout/3, 30 s), so that two heartbeats can be
+// lost before the unit is reclaimed.
+func HeartbeatInterval(timeout time.Duration) time.Duration {
+	return min(timeout/3, maxHeartbeatInterval)
 }
 
 // budgets are the worker's own caps, frozen into the build if it publishes.

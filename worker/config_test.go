@@ -34,6 +34,8 @@ func TestConfigValidation(t *testing.T) {
 		{"tolerance above 1", func(c *worker.Config) { c.RequeueTolerance = 1.5 }, "requeue tolerance must be between 0 and 1, got 1.5"},
 		{"tolerance NaN", func(c *worker.Config) { c.RequeueTolerance = math.NaN() }, "requeue tolerance must be between 0 and 1, got NaN"},
 		{"negative TTL", func(c *worker.Config) { c.TTL = -time.Hour }, "TTL must be positive (at least 1ms), got -1h0m0s"},
+		{"TTL within timeout plus a heartbeat", func(c *worker.Config) { c.TTL, c.Timeout = 4*time.Second, 3*time.Second }, "TTL 4s must be longer than the timeout 3s plus a heartbeat interval 1s"},
+		{"TTL below a long timeout", func(c *worker.Config) { c.Timeout = 5 * time.Hour }, "TTL 4h0m0s must be longer than the timeout 5h0m0s plus a heartbeat interval 30s"},
 		{"negative tombstone TTL", func(c *worker.Config) { c.TombstoneTTL = -1 }, "tombstone TTL must be positive"},
 		{"negative init timeout", func(c *worker.Config) { c.InitTimeout = -time.Second }, "init timeout must be positive"},
 		{"negative block", func(c *worker.Config) { c.Block = -time.Second }, "block must be positive"},

@@ -112,6 +112,8 @@ func TestWorkValidation(t *testing.T) {
 		{[]string{"--timeout", "soon"}, nil, `--timeout must be a positive number of seconds, got "soon"`},
 		{[]string{"--max-unit-duration", "0"}, nil, `--max-unit-duration must be a positive number of seconds, got "0"`},
 		{[]string{"--ttl", "x"}, nil, `--ttl must be a positive number of seconds, got "x"`},
+		{[]string{"--ttl", "12", "--timeout", "9"}, nil, `--ttl "12" must be longer than --timeout "9" plus a heartbeat interval (3s)`},
+		{[]string{"--timeout", "86400"}, nil, `--ttl "14400" must be longer than --timeout "86400" plus a heartbeat interval (30s)`},
 		{[]string{"--tombstone-ttl", "0"}, nil, `--tombstone-ttl must be a positive number of seconds, got "0"`},
 		{[]string{"--init-timeout", "NaN"}, nil, `--init-timeout must be a positive number of seconds, got "NaN"`},
 		{[]string{"--max-requeues", "-1"}, nil, `--max-requeues must be a whole number, not negative, got "-1"`},

@@ -238,6 +238,10 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 		// The worker aborts a unit at their sum, which must be a duration.
 		return o, usagef("--max-unit-duration %q plus --timeout %q is past the longest duration (about 292 years)", *wf.maxUnit, *wf.timeout)
 	}
+	if hb := worker.HeartbeatInterval(o.Timeout); o.TTL <= o.Timeout+hb {
+		// The worker refuses it too (worker.Config); said here in flags.
+		return o, usagef("--ttl %q must be longer than --timeout %q plus a heartbeat interval (%v): the build's keys would expire under a worker that rides out an outage", *wf.ttl, *wf.timeout, hb)
+	}
 	o.ReportOnExit = *wf.reportOnExit
 	o.Revision, o.UnitType, o.UnitsFrom = *wf.revision, strings.TrimSpace(*wf.unitType), *wf.unitsFrom
 	if f.Given("units-from") && o.UnitsFrom == "" {

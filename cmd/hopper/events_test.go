@@ -74,3 +74,31 @@ func TestEventsShortFollowTakesItsValue(t *testing.T) {
 		assert.Containsf(t, errs, `"maybe"`, "%s: got stderr %q, want the bad value named", flag, errs)
 	}
 }
+
+// A ready build whose meta counts are not counts can never be seen
+// complete: `events --follow` ends naming the bad value (exit 2), where it
+// would otherwise follow for ever. The log read before is printed.
+func TestEventsFollowEndsOnCorruptCounts(t *testing.T) {
+	for _, field := range []string{"total_units", "finalized_count"} {
+		t.Run(field, func(t *testing.T) {
+			url, build := redisURL(t), redistest.BuildID(t)
+			ctx := ctxTimeout(t, time.Minute)
+			c := srv.Client(t)
+			b, err := queue.Open(c, build, queue.Options{})
+			require.NoError(t, err)
+			_, err = b.Join(ctx, "w1", queue.Manifest{UnitIDs: []string{"a", "b"}}, queue.JoinOptions{})
+			require.NoError(t, err)
+			_, ok, err := b.Reserve(ctx, "w1", queue.ReserveOptions{Block: time.Millisecond})
+			require.NoError(t, err)
+			require.True(t, ok)
+			k := queue.BuildKeys(build)
+			require.NoError(t, c.Do(ctx, c.B().Hset().Key(k.Meta).FieldValue().FieldValue(field, "lots").Build()).Error())
+
+			follow := start(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url, "--follow")
+			code := follow.wait(10 * time.Second)
+			assert.Equalf(t, 2, code, "got exit code %d, want 2 (the build is corrupt); stderr: %s", code, follow.stderr)
+			assert.Contains(t, follow.stderr.String(), field+` "lots" is not a count`)
+			assert.Equal(t, 1, strings.Count(follow.stdout.String(), `"type":"delivered"`), "got stdout %q, want the delivered event", follow.stdout)
+		})
+	}
+}

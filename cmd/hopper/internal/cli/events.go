@@ -157,10 +157,20 @@ func (a *app) followDone(client rueidis.Client, keys queue.Keys) (followState, e
 	if state != "ready" {
 		return followComplete, nil
 	}
-	fin, _ := vals[0].AsInt64()
+	// A ready build's counts are the publisher's and the finalizers'
+	// whole numbers. One that is missing or not a count can never be read
+	// as complete: following on would wait for ever.
 	total, err := vals[1].AsInt64()
 	if err != nil {
-		return followOn, nil
+		raw, _ := vals[1].ToString()
+		return followOn, fmt.Errorf("meta %s is ready but its total_units %q is not a count: the build is corrupt", keys.Meta, raw)
+	}
+	var fin int64
+	if !vals[0].IsNil() {
+		if fin, err = vals[0].AsInt64(); err != nil {
+			raw, _ := vals[0].ToString()
+			return followOn, fmt.Errorf("meta %s is ready but its finalized_count %q is not a count: the build is corrupt", keys.Meta, raw)
+		}
 	}
 	if fin >= total {
 		return followComplete, nil

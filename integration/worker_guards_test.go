@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/hopper-queue/hopper/fence"
 	"github.com/hopper-queue/hopper/queue"
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -39,7 +41,8 @@ func TestWorkerGuardUpkeep(t *testing.T) {
 		require.True(t, ttl > 0 && ttl <= ttlMS, "heartbeat %d: the guard's TTL is %d ms, want 0 < TTL <= %d", i+1, ttl, ttlMS)
 	}
 	assert.Equal(t, beats, log.count("LPUSH", guard), "every commit pushes its token")
-	assert.Equal(t, 1, log.count("PEXPIRE", guard), "the guard's TTL is set once: it runs far longer than these heartbeats")
+	assert.Equal(t, 1, renewals(log, guard), "the guard's TTL is set once: it runs far longer than these heartbeats")
+	assert.Equal(t, beats-1, log.count("PEXPIRE", guard)-1, "every other commit sends PEXPIRE NX")
 	trims := log.count("LTRIM", guard)
 	assert.True(t, trims >= beats/20 && trims <= beats/10, "%d LTRIMs in %d commits, want one in every 10 to 20", trims, beats)
 	n, err := e.do("LLEN", guard).AsInt64()
@@ -53,16 +56,14 @@ func TestWorkerGuardUpkeep(t *testing.T) {
 	require.NoError(t, b.Heartbeat(e.ctx, r))
 	ttl := guardTTL()
 	assert.True(t, ttl > 0 && ttl <= ttlMS, "the re-created guard's TTL is %d ms, want 0 < TTL <= %d", ttl, ttlMS)
-	assert.Equal(t, 2, log.count("PEXPIRE", guard))
-	require.NoError(t, b.Heartbeat(e.ctx, r))
-	assert.Equal(t, 2, log.count("PEXPIRE", guard), "once renewed, the guard's TTL is trusted again")
+	assert.Equal(t, 1, renewals(log, guard), "PEXPIRE NX gave it its TTL, not a renewal")
 
 	// Another process of the same worker id keeps its own memory: its
 	// first commit renews and trims, and the list stays bounded.
 	other, err := queue.OpenKeys(roundTripClient{Client: e.client, n: &atomic.Int64{}, log: log}, e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
 	require.NoError(t, err)
 	require.NoError(t, other.Heartbeat(e.ctx, r))
-	assert.Equal(t, 3, log.count("PEXPIRE", guard))
+	assert.Equal(t, 2, renewals(log, guard))
 	for range beats {
 		require.NoError(t, b.Heartbeat(e.ctx, r))
 		require.NoError(t, other.Heartbeat(e.ctx, r))
@@ -71,4 +72,88 @@ func TestWorkerGuardUpkeep(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, n >= 64 && n <= 64+2*16, "two processes leave %d tokens, want 64 to 96", n)
 	e.requireTTLs()
+}
+
+// renewals counts the unconditional PEXPIREs of key in log (not PEXPIRE NX).
+func renewals(log *commandLog, key string) int {
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	n := 0
+	for _, c := range log.cmds {
+		if len(c) > 1 && c[0] == "PEXPIRE" && c[1] == key && c[len(c)-1] != "NX" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestReCreatedGuardTTLIsAtomic: a commit that re-creates a vanished
+// worker guard gives it its TTL inside the same MULTI, so a connection lost
+// right after EXEC (here: every later command on it fails unsent) leaves
+// no guard without an expiry.
+func TestReCreatedGuardTTLIsAtomic(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1"}, nil)
+	r := e.reservation("w1")
+	b, err := queue.OpenKeys(lostAfterExecClient{e.client}, e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
+	require.NoError(t, err)
+	guard := fence.WorkerKey(strings.TrimSuffix(e.keys.Meta, "meta"), "w1")
+	require.NoError(t, b.Heartbeat(e.ctx, r)) // the Build now trusts the guard's TTL
+
+	require.NoError(t, e.do("DEL", guard).Error())
+	require.NoError(t, b.Heartbeat(e.ctx, r))
+	ms, err := e.do("PTTL", guard).AsInt64()
+	require.NoError(t, err)
+	assert.True(t, ms > 0 && ms <= ttlMS, "the re-created guard's TTL is %d ms, want 0 < TTL <= %d", ms, ttlMS)
+	e.requireTTLs()
+}
+
+// lostAfterExecClient hands out dedicated connections that die right after
+// a round trip holding EXEC: whatever is sent on them next fails unsent.
+type lostAfterExecClient struct{ rueidis.Client }
+
+func (c lostAfterExecClient) Dedicate() (rueidis.DedicatedClient, func()) {
+	d, release := c.Client.Dedicate()
+	return &lostAfterExecDedicated{DedicatedClient: d}, release
+}
+
+func (c lostAfterExecClient) Dedicated(fn func(rueidis.DedicatedClient) error) error {
+	return c.Client.Dedicated(func(d rueidis.DedicatedClient) error {
+		return fn(&lostAfterExecDedicated{DedicatedClient: d})
+	})
+}
+
+type lostAfterExecDedicated struct {
+	rueidis.DedicatedClient
+	lost bool
+}
+
+// gone is a context already ended, for the commands a lost connection
+// never sends.
+func gone() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}
+
+func (c *lostAfterExecDedicated) Do(ctx context.Context, cmd rueidis.Completed) rueidis.RedisResult {
+	if c.lost {
+		ctx = gone()
+	}
+	return c.DedicatedClient.Do(ctx, cmd)
+}
+
+func (c *lostAfterExecDedicated) DoMulti(ctx context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
+	if c.lost {
+		ctx = gone()
+	}
+	exec := false // read before sending: rueidis recycles a sent command
+	for _, cmd := range cmds {
+		if w := cmd.Commands(); len(w) > 0 && w[0] == "EXEC" {
+			exec = true
+		}
+	}
+	res := c.DedicatedClient.DoMulti(ctx, cmds...)
+	c.lost = c.lost || exec
+	return res
 }

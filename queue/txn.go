@@ -101,7 +101,6 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 			cmds = append(cmds, writes...)
 			cmds = b.appendTokenRecord(cmds, c, t, workerGuard)
 			cmds = append(cmds, c.B().Exec().Build())
-			unrenewedPushes(t, cmds[1:len(cmds)-1])
 			own := len(cmds)
 			var next *prefetch
 			if l.next != nil {
@@ -114,8 +113,6 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 			ambiguous, err = execOutcome(res[:own], "commit")
 			if err == nil {
 				b.workerGuards.applied(t.records, t.sent)
-				replies, _ := res[own-1].ToArray() // execOutcome read it
-				b.renewCreated(dctx, c, guardsCreated(t.pushes, replies))
 			}
 			if next != nil {
 				handed = next.arrived(c, release, res[own:])
@@ -136,11 +133,6 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 			release()
 		}
 		if ambiguous {
-			// Whether the commit created a guard without its TTL is not
-			// known: the next commit renews them all.
-			for _, r := range t.records {
-				b.workerGuards.lapsed(r.key)
-			}
 			applied, rerr := b.resolve(ctx, workerGuard, t.token)
 			switch {
 			case rerr != nil:
@@ -425,19 +417,6 @@ const recentTokens = 64
 // memory (see appendTokenRecord for the commits').
 func fullTokenRecord(c rueidis.DedicatedClient, workerGuard, token string, ttlMS int64) rueidis.Commands {
 	return appendTokenWrites(nil, c, guardRecord{key: workerGuard, renew: true, trim: true}, token, ttlMS)
-}
-
-// renewCreated gives its TTL to each worker guard a commit just re-created
-// without one (see guardsCreated). The commit stands whatever this does: a
-// guard left without its TTL here is renewed by its next commit.
-func (b *Build) renewCreated(ctx context.Context, c rueidis.DedicatedClient, keys []string) {
-	for _, key := range keys {
-		b.workerGuards.lapsed(key)
-		sent := time.Now()
-		if err := c.Do(ctx, c.B().Pexpire().Key(key).Milliseconds(b.ttlMS).Build()).Error(); err == nil {
-			b.workerGuards.renewed(key, sent)
-		}
-	}
 }
 
 // readTimeout bounds one plain read (meta and the tombstone, progress, a new

@@ -27,12 +27,13 @@ import (
 //
 // A guard that vanished under the Build (a Redis restart without the
 // guard, a flush, an eviction) is re-created by the commit's LPUSH without
-// a TTL: LPUSH then replies 1, and the commit gives it its TTL right after
-// EXEC, in one more command on the same connection (see guardsCreated).
-// When that command fails, or the commit's reply was lost, the Build
-// forgets the guard's TTL and its next commit renews it. A wrong memory
-// costs a command, and never takes a token from a resolution: the list
-// keeps at least the last recentTokens.
+// a TTL. So a commit that does not renew a guard still sends PEXPIRE NX,
+// which gives the guard its TTL only when it has none: the guard never
+// goes without one, not even for a moment after EXEC, whatever happens to
+// the connection there. It costs the server a key lookup and writes
+// nothing when the TTL runs. A wrong memory costs a command, and never
+// takes a token from a resolution: the list keeps at least the last
+// recentTokens.
 
 // trimEvery is how many tokens a Build pushes onto one worker guard per
 // LTRIM.
@@ -119,23 +120,6 @@ func (w *workerGuards) applied(records []guardRecord, sent time.Time) {
 	}
 }
 
-// lapsed forgets the TTL of a guard that a commit re-created, or whose
-// commit's outcome is not known: the next commit renews it, unless a
-// follow-up PEXPIRE is known to land first (renewed).
-func (w *workerGuards) lapsed(key string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if m, known := w.memos[key]; known {
-		m.renewed = time.Time{}
-		w.memos[key] = m
-	}
-}
-
-// renewed records a follow-up PEXPIRE of key, sent at sent, as applied.
-func (w *workerGuards) renewed(key string, sent time.Time) {
-	w.applied([]guardRecord{{key: key, renew: true}}, sent)
-}
-
 // txn is one attempt of a commit: its token, and what it writes to worker
 // guards, for the Build's memory once the commit is known applied.
 type txn struct {
@@ -143,15 +127,13 @@ type txn struct {
 	first   []rueidis.RedisResult // the first round trip's replies, made behind another commit (see chain.go); nil: to make
 	sent    time.Time
 	records []guardRecord
-	pushes  []guardPush // see unrenewedPushes
-	// Room for a lone transition's records and pushes.
+	// Room for a lone transition's records.
 	firstRecord [1]guardRecord
-	firstPush   [1]guardPush
 }
 
 func newTxn() *txn {
 	t := &txn{token: newToken(), sent: time.Now()}
-	t.records, t.pushes = t.firstRecord[:0], t.firstPush[:0]
+	t.records = t.firstRecord[:0]
 	return t
 }
 
@@ -165,8 +147,9 @@ func (b *Build) appendTokenRecord(cmds rueidis.Commands, c rueidis.DedicatedClie
 	return appendTokenWrites(cmds, c, r, t.token, b.ttlMS)
 }
 
-// appendTokenWrites appends to cmds the LPUSH of token onto r's guard, and
-// the LTRIM and PEXPIRE that r calls for.
+// appendTokenWrites appends to cmds the LPUSH of token onto r's guard, the
+// LTRIM that r calls for, and its PEXPIRE: unconditional when r renews,
+// NX (only a guard without a TTL, which the LPUSH just created) when not.
 func appendTokenWrites(cmds rueidis.Commands, c rueidis.DedicatedClient, r guardRecord, token string, ttlMS int64) rueidis.Commands {
 	cmds = append(cmds, c.B().Lpush().Key(r.key).Element(token).Build())
 	if r.trim {
@@ -174,51 +157,8 @@ func appendTokenWrites(cmds rueidis.Commands, c rueidis.DedicatedClient, r guard
 	}
 	if r.renew {
 		cmds = append(cmds, c.B().Pexpire().Key(r.key).Milliseconds(ttlMS).Build())
+	} else {
+		cmds = append(cmds, c.B().Pexpire().Key(r.key).Milliseconds(ttlMS).Nx().Build())
 	}
 	return cmds
-}
-
-// guardPush is where, among a commit's commands inside MULTI, the LPUSH
-// of a guard the commit does not renew sits: its reply tells whether the
-// commit created the guard.
-type guardPush struct {
-	at  int
-	key string
-}
-
-// unrenewedPushes locates the LPUSHes of t's records that do not renew
-// their guard among cmds, the commands inside MULTI, into t.pushes; the
-// records are in the order of their LPUSHes. It must run before cmds are
-// sent: rueidis recycles a command once it is done.
-func unrenewedPushes(t *txn, cmds rueidis.Commands) {
-	j := 0
-	for i, cmd := range cmds {
-		if j == len(t.records) {
-			break
-		}
-		r := t.records[j]
-		parts := cmd.Commands()
-		if len(parts) != 3 || parts[0] != "LPUSH" || parts[1] != r.key || parts[2] != t.token {
-			continue
-		}
-		if !r.renew {
-			t.pushes = append(t.pushes, guardPush{at: i, key: r.key})
-		}
-		j++
-	}
-}
-
-// guardsCreated returns the guards of pushes that an applied commit, whose
-// EXEC replied replies, created without a TTL: their LPUSH replied 1.
-func guardsCreated(pushes []guardPush, replies []rueidis.RedisMessage) []string {
-	var created []string
-	for _, p := range pushes {
-		if p.at >= len(replies) {
-			continue
-		}
-		if n, err := replies[p.at].AsInt64(); err == nil && n == 1 {
-			created = append(created, p.key)
-		}
-	}
-	return created
 }

@@ -29,10 +29,6 @@ func TestWorkerGuardsPlan(t *testing.T) {
 	assert.Equal(t, []int{trimEvery, 2 * trimEvery}, trims, "one trim per trimEvery pushes since the last trim applied")
 
 	assert.True(t, w.plan("g", t0.Add(time.Minute)).renew, "a TTL older than keep is renewed")
-	w.lapsed("g")
-	assert.True(t, w.plan("g", t0.Add(time.Second)).renew, "a guard found re-created is renewed")
-	w.renewed("g", t0.Add(2*time.Second))
-	assert.False(t, w.plan("g", t0.Add(3*time.Second)).renew)
 
 	never := &workerGuards{}
 	r := never.plan("g", t0)

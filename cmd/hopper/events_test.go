@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -12,14 +14,14 @@ import (
 	"github.com/hopper-queue/hopper/queue"
 )
 
-// A build whose state expires (or is evicted) while `events --follow`
-// watches it can never complete: following must end, saying so, not wait
-// for ever. Its state goes as expiry takes it: every live key, the
-// tombstone left.
-func TestEventsFollowEndsWhenTheBuildIsGone(t *testing.T) {
-	url, build := redisURL(t), redistest.BuildID(t)
-	ctx := ctxTimeout(t, time.Minute)
-	c := srv.Client(t)
+// runningBuild publishes a build of units a and b, w1 holding one: its log
+// has one event, and it is far from complete. It returns the URL to reach
+// it, its id, a client and a context for the test.
+func runningBuild(t *testing.T) (url, build string, c rueidis.Client, ctx context.Context) {
+	t.Helper()
+	url, build = redisURL(t), redistest.BuildID(t)
+	ctx = ctxTimeout(t, time.Minute)
+	c = srv.Client(t)
 	b, err := queue.Open(c, build, queue.Options{})
 	require.NoError(t, err)
 	_, err = b.Join(ctx, "w1", queue.Manifest{UnitIDs: []string{"a", "b"}}, queue.JoinOptions{})
@@ -27,6 +29,15 @@ func TestEventsFollowEndsWhenTheBuildIsGone(t *testing.T) {
 	_, ok, err := b.Reserve(ctx, "w1", queue.ReserveOptions{Block: time.Millisecond})
 	require.NoError(t, err)
 	require.True(t, ok)
+	return url, build, c, ctx
+}
+
+// A build whose state expires (or is evicted) while `events --follow`
+// watches it can never complete: following must end, saying so, not wait
+// for ever. Its state goes as expiry takes it: every live key, the
+// tombstone left.
+func TestEventsFollowEndsWhenTheBuildIsGone(t *testing.T) {
+	url, build, c, ctx := runningBuild(t)
 
 	follow := start(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url, "--follow")
 	require.Eventually(t, func() bool { return strings.Contains(follow.stdout.String(), `"type":"delivered"`) },
@@ -50,16 +61,7 @@ func TestEventsFollowEndsWhenTheBuildIsGone(t *testing.T) {
 // prints the log and ends, as --follow=false does, instead of following a
 // build that is still running; -f=maybe is refused as --follow=maybe is.
 func TestEventsShortFollowTakesItsValue(t *testing.T) {
-	url, build := redisURL(t), redistest.BuildID(t)
-	ctx := ctxTimeout(t, time.Minute)
-	c := srv.Client(t)
-	b, err := queue.Open(c, build, queue.Options{})
-	require.NoError(t, err)
-	_, err = b.Join(ctx, "w1", queue.Manifest{UnitIDs: []string{"a", "b"}}, queue.JoinOptions{})
-	require.NoError(t, err)
-	_, ok, err := b.Reserve(ctx, "w1", queue.ReserveOptions{Block: time.Millisecond})
-	require.NoError(t, err)
-	require.True(t, ok)
+	url, build, _, _ := runningBuild(t)
 
 	for _, flag := range []string{"--follow=false", "-f=false"} {
 		p := start(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url, flag)
@@ -81,16 +83,7 @@ func TestEventsShortFollowTakesItsValue(t *testing.T) {
 func TestEventsFollowEndsOnCorruptCounts(t *testing.T) {
 	for _, field := range []string{"total_units", "finalized_count"} {
 		t.Run(field, func(t *testing.T) {
-			url, build := redisURL(t), redistest.BuildID(t)
-			ctx := ctxTimeout(t, time.Minute)
-			c := srv.Client(t)
-			b, err := queue.Open(c, build, queue.Options{})
-			require.NoError(t, err)
-			_, err = b.Join(ctx, "w1", queue.Manifest{UnitIDs: []string{"a", "b"}}, queue.JoinOptions{})
-			require.NoError(t, err)
-			_, ok, err := b.Reserve(ctx, "w1", queue.ReserveOptions{Block: time.Millisecond})
-			require.NoError(t, err)
-			require.True(t, ok)
+			url, build, c, ctx := runningBuild(t)
 			k := queue.BuildKeys(build)
 			require.NoError(t, c.Do(ctx, c.B().Hset().Key(k.Meta).FieldValue().FieldValue(field, "lots").Build()).Error())
 

@@ -84,11 +84,17 @@ func (l *commandLog) add(cmds ...rueidis.Completed) {
 
 // count returns how many of the logged commands are name on key.
 func (l *commandLog) count(name, key string) int {
+	return l.countWhere(name, key, func([]string) bool { return true })
+}
+
+// countWhere returns how many of the logged commands are name on key and
+// satisfy also, which is given each command's words.
+func (l *commandLog) countWhere(name, key string, also func([]string) bool) int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	n := 0
 	for _, c := range l.cmds {
-		if len(c) > 1 && c[0] == name && c[1] == key {
+		if len(c) > 1 && c[0] == name && c[1] == key && also(c) {
 			n++
 		}
 	}

@@ -76,15 +76,7 @@ func TestWorkerGuardUpkeep(t *testing.T) {
 
 // renewals counts the unconditional PEXPIREs of key in log (not PEXPIRE NX).
 func renewals(log *commandLog, key string) int {
-	log.mu.Lock()
-	defer log.mu.Unlock()
-	n := 0
-	for _, c := range log.cmds {
-		if len(c) > 1 && c[0] == "PEXPIRE" && c[1] == key && c[len(c)-1] != "NX" {
-			n++
-		}
-	}
-	return n
+	return log.countWhere("PEXPIRE", key, func(c []string) bool { return c[len(c)-1] != "NX" })
 }
 
 // TestReCreatedGuardTTLIsAtomic: a commit that re-creates a vanished

@@ -133,7 +133,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Timeout < 3*time.Millisecond {
 		return c, fmt.Errorf("%w: timeout must be at least 3ms (the heartbeat runs every timeout/3), got %v", ErrInvalidConfig, c.Timeout)
 	}
-	if hb := c.heartbeatInterval(); c.TTL <= c.Timeout+hb {
+	if hb := HeartbeatInterval(c.Timeout); c.TTL <= c.Timeout+hb {
 		// The build's keys live TTL past the last write, and a lone
 		// worker running a unit writes once a heartbeat interval; across
 		// an outage it rides out (up to Timeout) it writes nothing. A TTL
@@ -167,9 +167,6 @@ func (c Config) withDefaults() (Config, error) {
 
 // reclaims is MaxReclaims as a count (NoReclaims is zero).
 func (c Config) reclaims() int { return max(c.MaxReclaims, 0) }
-
-// heartbeatInterval is HeartbeatInterval of c's timeout.
-func (c Config) heartbeatInterval() time.Duration { return HeartbeatInterval(c.Timeout) }
 
 // HeartbeatInterval is how often a worker renews its hold on a running
 // unit under timeout: min(timeout/3, 30 s), so that two heartbeats can be

@@ -71,7 +71,7 @@ func (h *heartbeat) finish() {
 func (h *heartbeat) run(ctx context.Context) {
 	defer close(h.done)
 	cfg := h.w.cfg
-	interval := cfg.heartbeatInterval()
+	interval := HeartbeatInterval(cfg.Timeout)
 	retry := min(time.Second, interval)
 	abortAt := cfg.MaxUnitDuration + cfg.Timeout
 	renewing, abandoned := true, false

@@ -41,7 +41,7 @@ func TestHeartbeatInterval(t *testing.T) {
 		{3 * time.Millisecond, time.Millisecond},
 	}
 	for _, tt := range tests {
-		if got := (Config{Timeout: tt.timeout}).heartbeatInterval(); got != tt.want {
+		if got := HeartbeatInterval(tt.timeout); got != tt.want {
 			t.Errorf("heartbeat interval for timeout %v = %v, want %v", tt.timeout, got, tt.want)
 		}
 	}

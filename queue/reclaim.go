@@ -38,48 +38,6 @@ type Reclaimed struct {
 	typeMissing bool // the entry has no type field (Transition's reply stops there)
 }
 
-// streamScan is one unit stream's pending list as a reclaim sees it.
-type streamScan struct {
-	stream Stream
-	cand   fence.Row // first entry idle for the timeout, anywhere in the list
-	hasCnd bool
-	window []fence.Row // the first fence.ScanWindow pending entries
-
-	// The stream's max-deleted-entry-id, when the server reports one: no
-	// pending entry above it can have been deleted.
-	maxDeletedMS, maxDeletedSeq uint64
-	knowsDeleted                bool
-}
-
-// mayBeDeleted reports whether row's stream entry might be gone.
-func (s streamScan) mayBeDeleted(row fence.Row) bool {
-	if !s.knowsDeleted {
-		return true
-	}
-	ms, seq, ok := parseEntryID(row.EntryID)
-	if !ok {
-		return true
-	}
-	return ms < s.maxDeletedMS || (ms == s.maxDeletedMS && seq <= s.maxDeletedSeq)
-}
-
-// undecided returns the window's entries whose fate the walk cannot know
-// without reading the stream: those that might be deleted, up to and
-// including the first idle one, where the walk ends either way.
-func (s streamScan) undecided(timeoutMS int64) []fence.Row {
-	var out []fence.Row
-	for _, row := range s.window {
-		idle := fence.Idle(row, timeoutMS)
-		if idle || s.mayBeDeleted(row) {
-			out = append(out, row)
-		}
-		if idle {
-			break
-		}
-	}
-	return out
-}
-
 // Reclaim takes over one unit whose owner has gone quiet: the oldest entry
 // idle for at least timeout, priority stream first, among the first
 // fence.ScanWindow pending entries of each stream (the reach of one
@@ -436,15 +394,6 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 	return out, nil
 }
 
-// entryAt names one entry of one unit stream.
-type entryAt struct {
-	stream Stream
-	id     string
-}
-
-// scanReplies is how many replies scanCmds' commands give.
-const scanReplies = 6
-
 // allWatched tells whether the guards of every entry in the scans' windows,
 // and of their candidates, are among those watched: then no entry can
 // leave a window, or stop being its stream's candidate by being settled,
@@ -461,24 +410,6 @@ func allWatched(scans []streamScan, watched map[entryAt]bool) bool {
 		}
 	}
 	return true
-}
-
-// scanCmds reads what a reclaim decides on, per unit stream (priority
-// first): the first entry idle for the timeout anywhere in the pending list
-// (the reference checks its unit's state before moving anything), the first
-// fence.ScanWindow pending entries (XAUTOCLAIM's reach), and the stream's
-// info, whose max-deleted-entry-id tells which pending entries might have
-// been deleted from the stream.
-func (b *Build) scanCmds(c rueidis.DedicatedClient, timeoutMS int64) rueidis.Commands {
-	k := b.keys
-	cmds := make(rueidis.Commands, 0, scanReplies)
-	for _, s := range []Stream{StreamPriority, StreamUnits} {
-		cmds = append(cmds,
-			c.B().Xpending().Key(k.stream(s)).Group(Group).Idle(timeoutMS).Start("-").End("+").Count(1).Build(),
-			c.B().Xpending().Key(k.stream(s)).Group(Group).Start("-").End("+").Count(fence.ScanWindow).Build(),
-			c.B().XinfoStream().Key(k.stream(s)).Build())
-	}
-	return cmds
 }
 
 // unitStates returns the unit_state of units (missing ones are left out).
@@ -502,86 +433,4 @@ func (b *Build) unitStates(ctx context.Context, c rueidis.DedicatedClient, units
 		states[u] = s
 	}
 	return states, nil
-}
-
-// hmgetStates reads HMGET unit_state's reply for units: a missing state is
-// left out.
-func hmgetStates(units []string, r rueidis.RedisResult) (map[string]string, error) {
-	vals, err := fieldValues(r, len(units), "HMGET unit_state")
-	if err != nil {
-		return nil, err
-	}
-	states := make(map[string]string, len(units))
-	for i, v := range vals {
-		if s, err := v.ToString(); err == nil {
-			states[units[i]] = s
-		}
-	}
-	return states, nil
-}
-
-// mayClaim reports whether a reclaim's walk may stand on the unit state of
-// the entry at, as the first look saw the pending lists: it is a stream's
-// idle candidate, or idle in its window.
-func mayClaim(scans []streamScan, at entryAt, timeoutMS int64) bool {
-	for _, sc := range scans {
-		if sc.stream != at.stream {
-			continue
-		}
-		if sc.hasCnd && sc.cand.EntryID == at.id {
-			return true
-		}
-		for _, row := range sc.window {
-			if row.EntryID == at.id {
-				return fence.Idle(row, timeoutMS)
-			}
-		}
-	}
-	return false
-}
-
-func parseScans(res []rueidis.RedisResult) ([]streamScan, error) {
-	scans := make([]streamScan, 0, 2)
-	for i, s := range []Stream{StreamPriority, StreamUnits} {
-		cand, has, err := pendingRow(res[3*i])
-		if err != nil {
-			return nil, fmt.Errorf("queue: XPENDING %s: %w", s, err)
-		}
-		window, err := pendingRows(res[3*i+1])
-		if err != nil {
-			return nil, fmt.Errorf("queue: XPENDING %s: %w", s, err)
-		}
-		sc := streamScan{stream: s, cand: cand, hasCnd: has, window: window}
-		if info, err := res[3*i+2].AsMap(); err == nil {
-			if m, ok := info["max-deleted-entry-id"]; ok {
-				if id, err := m.ToString(); err == nil {
-					sc.maxDeletedMS, sc.maxDeletedSeq, sc.knowsDeleted = parseEntryID(id)
-				}
-			}
-		}
-		scans = append(scans, sc)
-	}
-	return scans, nil
-}
-
-// entryFields is a unit entry as XRANGE returns it.
-type entryFields struct {
-	exists, hasID, hasType bool
-	id, typ                string
-}
-
-func parseEntry(r rueidis.RedisResult) entryFields {
-	entries, err := r.AsXRange()
-	if err != nil || len(entries) == 0 {
-		return entryFields{}
-	}
-	f := entryFields{exists: true}
-	f.id, f.hasID = entries[0].FieldValues["id"]
-	f.typ, f.hasType = entries[0].FieldValues["type"]
-	return f
-}
-
-func optionalStringOK(r rueidis.RedisResult) (string, bool) {
-	s, ok, err := optionalString(r)
-	return s, ok && err == nil
 }

@@ -70,3 +70,41 @@ func optionalString(r rueidis.RedisResult) (string, bool, error) {
 	}
 	return s, err == nil, err
 }
+
+// hmgetStates reads HMGET unit_state's reply for units: a missing state is
+// left out.
+func hmgetStates(units []string, r rueidis.RedisResult) (map[string]string, error) {
+	vals, err := fieldValues(r, len(units), "HMGET unit_state")
+	if err != nil {
+		return nil, err
+	}
+	states := make(map[string]string, len(units))
+	for i, v := range vals {
+		if s, err := v.ToString(); err == nil {
+			states[units[i]] = s
+		}
+	}
+	return states, nil
+}
+
+// entryFields is a unit entry as XRANGE returns it.
+type entryFields struct {
+	exists, hasID, hasType bool
+	id, typ                string
+}
+
+func parseEntry(r rueidis.RedisResult) entryFields {
+	entries, err := r.AsXRange()
+	if err != nil || len(entries) == 0 {
+		return entryFields{}
+	}
+	f := entryFields{exists: true}
+	f.id, f.hasID = entries[0].FieldValues["id"]
+	f.typ, f.hasType = entries[0].FieldValues["type"]
+	return f
+}
+
+func optionalStringOK(r rueidis.RedisResult) (string, bool) {
+	s, ok, err := optionalString(r)
+	return s, ok && err == nil
+}

@@ -32,19 +32,23 @@ func (s streamScan) mayBeDeleted(row fence.Row) bool {
 	return ms < s.maxDeletedMS || (ms == s.maxDeletedMS && seq <= s.maxDeletedSeq)
 }
 
+// pending is the window as the walk sees it: which entries might be
+// deleted, which were read for the walk, and what fields says of them.
+func (s streamScan) pending(read map[entryAt]bool, fields map[entryAt]entryFields) []fence.Pending {
+	out := make([]fence.Pending, len(s.window))
+	for i, row := range s.window {
+		at := entryAt{s.stream, row.EntryID}
+		out[i] = fence.Pending{Row: row, MayBeDeleted: s.mayBeDeleted(row), Read: read[at], Present: fields[at].exists}
+	}
+	return out
+}
+
 // undecided returns the window's entries whose fate the walk cannot know
-// without reading the stream: those that might be deleted, up to and
-// including the first idle one, where the walk ends either way.
+// without reading the stream (see fence.ToRead).
 func (s streamScan) undecided(timeoutMS int64) []fence.Row {
 	var out []fence.Row
-	for _, row := range s.window {
-		idle := fence.Idle(row, timeoutMS)
-		if idle || s.mayBeDeleted(row) {
-			out = append(out, row)
-		}
-		if idle {
-			break
-		}
+	for _, i := range fence.ToRead(s.pending(nil, nil), timeoutMS) {
+		out = append(out, s.window[i])
 	}
 	return out
 }
@@ -118,4 +122,9 @@ func parseScans(res []rueidis.RedisResult) ([]streamScan, error) {
 		scans = append(scans, sc)
 	}
 	return scans, nil
+}
+
+// xrangeEntry reads the entry at.
+func (b *Build) xrangeEntry(c rueidis.DedicatedClient, at entryAt) rueidis.Completed {
+	return c.B().Xrange().Key(b.keys.stream(at.stream)).Start(at.id).End(at.id).Build()
 }

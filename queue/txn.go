@@ -66,13 +66,12 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 // first round trip of the batch l.next gives, and then hands that batch
 // its connection.
 func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l link, try attempt) error {
-	wait := b.opts.BackoffFloor
+	retry := newRetrier(&b.opts) // see retry.go
 	dctx := dedicatedContext(ctx)
 	client := b.client // after MOVED, the node it names
-	var down time.Time // since when the connection fails before the commit
 	from := l.from
 	defer func() { from.drop() }() // not run: gave up before the first attempt
-	for n := 1; ; n++ {
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -144,26 +143,19 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 			}
 			err = errAborted // not applied, and now it never will be: try again
 		}
-		redirected := isRedirect(err)
-		if !redirected && isConnErr(ctx, err) {
-			// The connection failed before anything was sent for commit (a
-			// node down, a failover under way): nothing was applied, so
-			// try again, for up to ResolveWait.
-			if down.IsZero() {
-				down = time.Now()
-			}
-			if redirected = time.Since(down) < b.opts.ResolveWait; redirected {
-				n-- // not contention
-			}
+		kind := classify(ctx, err)
+		if kind == retryNone {
+			return err // nil too: committed, or nothing to commit
 		}
-		if !errors.Is(err, errAborted) && !errors.Is(err, errRetry) && !redirected {
-			return err
-		}
-		if n >= b.opts.MaxAttempts {
-			return fmt.Errorf("%w after %d attempts", ErrContention, n)
+		wait, stop := retry.next(kind, err, time.Now())
+		if stop != nil {
+			return stop
 		}
 		b.meter.retry(ctx, mode)
-		if redirected {
+		if kind == retryReread {
+			continue
+		}
+		if kind == retryCluster || kind == retryConn {
 			// The build's slot moved (cluster resharding or failover). A
 			// dedicated connection does not follow redirects, and rueidis
 			// refreshes its slot map in the background, up to a second
@@ -175,12 +167,9 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 				}
 			}
 		}
-		if errors.Is(err, errAborted) || redirected {
-			b.meter.abort(ctx, mode)
-			if err := sleep(ctx, jitter(wait)); err != nil {
-				return err
-			}
-			wait = min(wait*2, b.opts.BackoffCeil)
+		b.meter.abort(ctx, mode)
+		if err := sleep(ctx, wait); err != nil {
+			return err
 		}
 	}
 }

@@ -129,7 +129,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 		return nil, err
 	}
 	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
-		workerGuards: &workerGuards{keep: guardKeep(o.TTL, o.ResolveWait)}}, nil
+		workerGuards: newWorkerGuards(o.TTL, o.ResolveWait)}, nil
 }
 
 // Keys returns the build's key names.

@@ -285,6 +285,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		if err != nil {
 			return nil, err
 		}
+		t.now = now
 
 		// Each stream as XAUTOCLAIM ... COUNT 1 walks it: the first pending
 		// entry that is deleted from the stream is dropped and ends the walk;

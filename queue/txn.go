@@ -87,6 +87,10 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 				unwatch(c)
 				return false, err
 			}
+			if t.now == 0 {
+				unwatch(c)
+				return false, errNoServerTime
+			}
 			if err := dctx.Err(); err != nil {
 				// The caller gave up (a deadline, or a cancellation the
 				// reads did not see) between the reads and the commit.
@@ -207,23 +211,15 @@ func isNoSuchKey(err error) bool {
 
 func (b *Build) resolveOnce(ctx context.Context, workerGuard, token string) (applied, done bool, err error) {
 	err = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
-		res := c.DoMulti(ctx, c.B().Watch().Key(workerGuard).Build(), c.B().Lpos().Key(workerGuard).Element(token).Build())
-		if err := res[0].Error(); err != nil {
-			return err
-		}
-		_, err := res[1].AsInt64()
-		if err != nil && !rueidis.IsRedisNil(err) {
+		found, now, err := b.lookForToken(ctx, c, workerGuard, token)
+		if err != nil || found {
 			unwatch(c)
+			applied, done = found, found
 			return err
-		}
-		if err == nil {
-			unwatch(c)
-			applied, done = true, true
-			return nil
 		}
 		cmds := rueidis.Commands{c.B().Multi().Build()}
-		cmds = append(cmds, fullTokenRecord(c, workerGuard, newToken(), b.ttlMS)...)
-		res = c.DoMulti(ctx, append(cmds, c.B().Exec().Build())...)
+		cmds = append(cmds, b.fullTokenRecord(c, workerGuard, newToken(), now)...)
+		res := c.DoMulti(ctx, append(cmds, c.B().Exec().Build())...)
 		exec := res[len(res)-1]
 		if err := exec.Error(); err != nil {
 			if rueidis.IsRedisNil(err) {
@@ -392,20 +388,6 @@ func Transient(err error) bool {
 		return re.IsClusterDown() || re.IsTryAgain() || re.IsLoading()
 	}
 	return isConnErr(context.Background(), err)
-}
-
-// recentTokens is how many of a worker's last committed tokens its guard
-// keeps: a commit whose reply was lost is found among them even when other
-// transitions of the same worker id (a second process, a heartbeat thread)
-// committed after it.
-const recentTokens = 64
-
-// fullTokenRecord writes token at the head of a worker's guard, trims it to
-// its recentTokens last commits and gives it its TTL, whatever the Build
-// remembers of it: the write of a resolution, rare and left out of the
-// memory (see appendTokenRecord for the commits').
-func fullTokenRecord(c rueidis.DedicatedClient, workerGuard, token string, ttlMS int64) rueidis.Commands {
-	return appendTokenWrites(nil, c, guardRecord{key: workerGuard, renew: true, trim: true}, token, ttlMS)
 }
 
 // readTimeout bounds one plain read (meta and the tombstone, progress, a new

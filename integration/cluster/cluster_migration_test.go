@@ -225,3 +225,47 @@ func moveUntilGone(t *testing.T, m *redistest.Migration, key string) int {
 		moved += n
 	}
 }
+
+// ClusterWait bounds how long a transition rides out a half-migrated slot,
+// and the caller's context ends the wait sooner: neither is taken for
+// contention. Once the migration ends, the same transition commits.
+func TestClusterWaitBoundsAHeldMigration(t *testing.T) {
+	b := newBuild(t, "")
+	units := []string{"u1"}
+	b.publish(manifestOf(units))
+	const wait = 1500 * time.Millisecond
+	q, err := queue.Open(b.client, b.id, queue.Options{TTL: ttl, ClusterWait: wait})
+	require.NoError(t, err)
+	r, ok, err := q.Reserve(b.ctx, "w1", queue.ReserveOptions{Timeout: time.Minute, Block: 10 * time.Millisecond})
+	require.NoError(t, err)
+	require.True(t, ok)
+	m, err := cl.BeginMigration(b.ctx, b.slot(), otherPrimary(t, b.slot()))
+	require.NoError(t, err)
+	finishOnFailure(t, m)
+	moveUntilGone(t, m, b.keys.Meta)
+
+	start := time.Now()
+	err = q.Heartbeat(b.ctx, r)
+	took := time.Since(start)
+	t.Logf("heartbeat on the held slot: %v after %v", err, took.Round(time.Millisecond))
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, queue.ErrContention)
+	var re *rueidis.RedisError
+	require.ErrorAs(t, err, &re, "the last of the cluster's replies")
+	_, ask := re.IsAsk()
+	assert.True(t, ask || re.IsTryAgain(), "ASK or TRYAGAIN: %v", re)
+	assert.GreaterOrEqual(t, took, wait)
+	assert.Less(t, took, wait+time.Second)
+
+	ctx, cancel := context.WithTimeout(b.ctx, 300*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	err = b.q.Heartbeat(ctx, r) // the default ClusterWait, 30 s
+	took = time.Since(start)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "the caller's deadline ends the wait")
+	assert.Less(t, took, time.Second)
+
+	require.NoError(t, m.Finish(b.ctx))
+	require.NoError(t, q.Finalize(b.ctx, r, queue.Result{Outcome: "passed", DurationMS: 1}))
+	b.requireFinalizedOnce(units)
+}

@@ -15,7 +15,9 @@ import (
 // guard's TTL is never shorter than that window, whatever the build's TTL
 // (Transition takes ttl_ms down to 1 ms). A worker's guard so holds its
 // commits of the last window, about 80 s by default: at one commit every
-// few milliseconds, tens of thousands of 24-byte tokens.
+// few milliseconds, tens of thousands of 24-byte tokens. Each Build trims
+// by its own window, so processes acting under one worker id should share
+// their ResolveWait (a worker's is its timeout).
 //
 // Trimming the set and renewing its TTL in every commit took two more
 // commands, for every worker of a batch: at 128 workers about a tenth of

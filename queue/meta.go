@@ -14,7 +14,7 @@ import (
 // read the same fields, and require what hopper's Publish always writes
 // (see Manifest).
 type Meta struct {
-	State string // meta's state: stateReady or stateInitFailed (see StateReady)
+	State string // StateReady or StateInitFailed, as meta holds it
 	// ReadyAtMS is when the build was published (Redis server time, epoch
 	// ms); 0 when absent. It counts as the first sign of life for idle time.
 	ReadyAtMS      int64

@@ -50,7 +50,9 @@ type Presence struct {
 	Tombstone bool
 }
 
-// ReadPresence reads meta and the tombstone in one round trip, meta first.
+// ReadPresence reads meta and the tombstone in one round trip, meta first:
+// whether a build was published, is there, or is gone. Unlike Status it
+// does not judge meta (see ParseMeta).
 func (b *Build) ReadPresence(ctx context.Context) (Presence, error) {
 	ctx, cancel := boundedRead(ctx, readTimeout)
 	defer cancel()
@@ -79,7 +81,9 @@ type Poll struct {
 	NowMS   int64             // the server's time, epoch milliseconds
 }
 
-// ReadPoll reads a Poll in one round trip.
+// ReadPoll reads a Poll in one round trip: what waiting for a build's
+// completion looks at, every poll, to tell progress from silence. Progress
+// reads the counts alone.
 func (b *Build) ReadPoll(ctx context.Context) (Poll, error) {
 	ctx, cancel := boundedRead(ctx, readTimeout)
 	defer cancel()

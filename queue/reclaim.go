@@ -99,7 +99,8 @@ type reclaimer struct {
 // attempt is one try of a reclaim, in three or four round trips: the
 // first look, unwatched, which usually finds nothing to do; the second,
 // watched, which the decision stands on; the states of the units it may
-// claim, when the second look could not prefetch them; and the commit.
+// claim, when the second look could not prefetch them; and the commit
+// (docs/design.md#reclaim).
 func (r *reclaimer) attempt(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
 	r.ctx, r.c, r.t = ctx, c, t
 	r.out, r.corrupt, r.consumers = Reclaimed{}, nil, r.consumers[:0]

@@ -8,6 +8,10 @@ import (
 	"github.com/redis/rueidis"
 )
 
+// A commit's token: what one attempt of a transaction writes to its
+// worker's guard, which every watcher of the guard sees and a lost
+// commit's resolution looks for (see resolution.go).
+
 // txn is one attempt of a commit: its token, the server's time its reads
 // saw, and what it writes to worker guards, for the Build's memory once
 // the commit is known applied.

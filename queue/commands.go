@@ -2,6 +2,10 @@ package queue
 
 import "github.com/redis/rueidis"
 
+// The commands that several transitions send: the meta check every one
+// starts with, and the writes they share (TTL renewal, the worker's
+// record, the log, guards).
+
 // metaPresent is the read of every transition's first check, the
 // reference's meta_present: 1 when meta is there, 0 when not. It asks for
 // meta's state, which only a publisher writes, in the transaction that

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -35,6 +36,17 @@ func newACLUser(t testing.TB, extra ...string) *aclUser {
 		_ = u.admin.Do(context.Background(), u.admin.B().AclDeluser().Username(u.name).Build()).Error()
 	})
 	return u
+}
+
+// clientFor is the client under test for keys outside hopper's own: with
+// HOPPER_TEST_ACL set, it connects as a user of redistest.MinimalACL that is
+// granted the key patterns too.
+func clientFor(t testing.TB, patterns ...string) rueidis.Client {
+	t.Helper()
+	if os.Getenv("HOPPER_TEST_ACL") == "" {
+		return srv.Client(t)
+	}
+	return newACLUser(t, patterns...).client(rueidis.ClientOption{})
 }
 
 // client connects as the user, with opt's other settings.

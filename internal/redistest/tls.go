@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -108,22 +109,30 @@ func (c *Certs) sign(tb testing.TB, template, parent *x509.Certificate) ([]byte,
 // shows c's client certificate.
 func (c *Certs) ClientConfig(tb testing.TB, mutual bool) *tls.Config {
 	tb.Helper()
+	cfg, err := c.clientConfig(mutual)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cfg
+}
+
+func (c *Certs) clientConfig(mutual bool) (*tls.Config, error) {
 	roots := x509.NewCertPool()
 	roots.AppendCertsFromPEM(c.CA)
 	cfg := &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
 	if mutual {
 		pair, err := tls.X509KeyPair(c.ClientCert, c.ClientKey)
 		if err != nil {
-			tb.Fatal(err)
+			return nil, err
 		}
 		cfg.Certificates = []tls.Certificate{pair}
 	}
-	return cfg
+	return cfg, nil
 }
 
 // StartTLS runs a Redis container that speaks TLS only, with c's server
 // certificate, on the port [Server.Addr] gives; when mutual, it refuses
-// clients without a certificate c's CA signed. Its clients are the
+// clients without a certificate c's CA signed. [MinimalUser] exists on it. Its clients are the
 // caller's to make (see [Certs.ClientConfig]): [Server.Client] and the
 // faults of this package speak plain TCP.
 func StartTLS(ctx context.Context, c *Certs, mutual bool) (*Server, error) {
@@ -140,7 +149,33 @@ func StartTLS(ctx context.Context, c *Certs, mutual bool) (*Server, error) {
 		"--port", "0", "--tls-port", "6379",
 		"--tls-cert-file", "/data/server.pem", "--tls-key-file", "/data/server-key.pem",
 		"--tls-ca-cert-file", "/data/ca.pem", "--tls-auth-clients", auth}
-	return start(ctx, cmd, testcontainers.WithFiles(files...))
+	s, err := start(ctx, cmd, testcontainers.WithFiles(files...))
+	if err != nil {
+		return nil, err
+	}
+	if err := s.addMinimalUser(ctx, c); err != nil {
+		_ = s.Terminate(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return s, nil
+}
+
+// addMinimalUser creates MinimalUser on a TLS server, whose clients
+// connect as that user or as the default one.
+func (s *Server) addMinimalUser(ctx context.Context, c *Certs) error {
+	cfg, err := c.clientConfig(true)
+	if err != nil {
+		return err
+	}
+	admin, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{s.Addr()}, TLSConfig: cfg, DisableCache: true})
+	if err != nil {
+		return fmt.Errorf("redistest: connect to %s over TLS: %w", s.Addr(), err)
+	}
+	defer admin.Close()
+	if err := admin.Do(ctx, admin.B().AclSetuser().Username(MinimalUser).Rule(minimalRules()...).Build()).Error(); err != nil {
+		return fmt.Errorf("redistest: create ACL user %s: %w", MinimalUser, err)
+	}
+	return nil
 }
 
 // TLSClient connects to s with cfg as the default user, closed by

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strings"
@@ -94,7 +95,8 @@ func TestBuildAsMinimalUserIsDeniedNothing(t *testing.T) {
 	errs := make(chan error, 2)
 	for i := range 2 {
 		cfg := worker.Config{BuildID: id, WorkerID: fmt.Sprintf("ci-%d", i+1), Timeout: 2 * time.Second,
-			InitTimeout: 10 * time.Second, Block: 50 * time.Millisecond, PollInterval: 20 * time.Millisecond}
+			InitTimeout: 10 * time.Second, Block: 50 * time.Millisecond, PollInterval: 20 * time.Millisecond,
+			Output: io.Discard, Log: io.Discard}
 		go func() { errs <- worker.Run(ctx, c, suite, cfg, passWith) }()
 	}
 	require.NoError(t, <-errs)

@@ -157,7 +157,7 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 			}
 		}
 		if !errors.Is(err, errAborted) && !errors.Is(err, errRetry) && !redirected {
-			return err
+			return refusedCommand(err)
 		}
 		if n >= b.opts.MaxAttempts {
 			return fmt.Errorf("%w after %d attempts", ErrContention, n)

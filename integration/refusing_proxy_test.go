@@ -17,6 +17,7 @@ import (
 // and come back in order, one reply per command.
 type refusingProxy struct {
 	*tcpProxy
+	hangUp  bool // refuse by closing the connection, as twemproxy does
 	mu      sync.Mutex
 	refused []string // the names of the commands refused, in order
 }
@@ -43,6 +44,9 @@ func (p *refusingProxy) serveConn(down, up net.Conn, refuse func(cmd []string) b
 			p.mu.Lock()
 			p.refused = append(p.refused, strings.ToUpper(cmd[0]))
 			p.mu.Unlock()
+			if p.hangUp {
+				return
+			}
 			if _, err := fmt.Fprintf(down, "-ERR unknown command '%s', with args beginning with: \r\n", cmd[0]); err != nil {
 				return
 			}

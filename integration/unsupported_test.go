@@ -49,3 +49,21 @@ func TestWatchRefusingProxy(t *testing.T) {
 		assert.Contains(t, err.Error(), "WATCH")
 	})
 }
+
+// twemproxy closes the connection on a command it does not have. A
+// transition whose WATCH loses its connection while the server answers
+// PING is refused the same way, at once.
+func TestWatchDroppingProxy(t *testing.T) {
+	p := newRefusingProxy(t, srv.Addr(), func(cmd []string) bool { return strings.EqualFold(cmd[0], "WATCH") })
+	p.hangUp = true
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	suite := worker.Suite{Units: units(3), UnitType: "package", Command: "go test {unit}"}
+	cfg := worker.Config{BuildID: redistest.BuildID(t), WorkerID: "ci-1", InitTimeout: 10 * time.Second, Block: 50 * time.Millisecond,
+		PollInterval: 20 * time.Millisecond, Output: io.Discard, Log: io.Discard}
+	start := time.Now()
+	err := worker.Run(ctx, p.client(t), suite, cfg, passWith)
+	t.Logf("worker.Run returned after %v: %v", time.Since(start), err)
+	require.True(t, errors.Is(err, queue.ErrUnsupportedServer), "got %v", err)
+	assert.Contains(t, err.Error(), "WATCH")
+}

@@ -3,6 +3,7 @@ package queue
 import (
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -87,7 +88,8 @@ type Build struct {
 	// workerGuards remembers the worker guards this Build's commits wrote
 	// (see worker_guards.go).
 	workerGuards *workerGuards
-	batches      batcher // see batch.go
+	batches      batcher     // see batch.go
+	watchWorks   atomic.Bool // a probe's WATCH was answered (see unsupported.go)
 }
 
 // Open returns the build buildID on client, under the key layout of

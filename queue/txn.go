@@ -146,6 +146,9 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 		}
 		redirected := isRedirect(err)
 		if !redirected && isConnErr(ctx, err) {
+			if werr := b.watchDropped(ctx, err); werr != err {
+				return werr
+			}
 			// The connection failed before anything was sent for commit (a
 			// node down, a failover under way): nothing was applied, so
 			// try again, for up to ResolveWait.

@@ -1,9 +1,11 @@
 package queue
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -39,4 +41,39 @@ func refusedCommand(err error) error {
 	}
 	return fmt.Errorf("%w: it does not run %s (%q); hopper needs WATCH, MULTI and EXEC on one connection, which proxies such as twemproxy and Envoy's Redis proxy do not give",
 		ErrUnsupportedServer, name, strings.TrimSpace(msg))
+}
+
+// watchDropped tells a proxy that hangs up on WATCH (twemproxy closes the
+// connection on a command it does not have) from a lost connection: after
+// err, a connection lost before anything was sent for commit, it sends
+// PING and then a lone WATCH, three times. PING answered and the WATCH's
+// connection lost each time is ErrUnsupportedServer; anything else returns
+// err as it was. Once a probe's WATCH is answered the Build never probes
+// again, so an outage costs at most one probe.
+func (b *Build) watchDropped(ctx context.Context, err error) error {
+	if b.watchWorks.Load() || !isConnErr(ctx, err) {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	var watch error
+	for range 3 {
+		if b.client.Do(pctx, b.client.B().Ping().Build()).Error() != nil {
+			return err // the server itself is away
+		}
+		_ = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
+			res := c.DoMulti(pctx, c.B().Watch().Key(b.keys.Meta).Build(), c.B().Unwatch().Build())
+			watch = res[0].Error()
+			return nil
+		})
+		if watch == nil {
+			b.watchWorks.Store(true)
+			return err
+		}
+		if !isConnErr(pctx, watch) {
+			return err
+		}
+	}
+	return fmt.Errorf("%w: the connection closed on WATCH while PING was answered (%v); hopper needs WATCH, MULTI and EXEC on one connection, which proxies such as twemproxy do not give",
+		ErrUnsupportedServer, watch)
 }

@@ -1,6 +1,11 @@
 package cli
 
 import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,4 +73,23 @@ func TestTLSFromEnvIgnoredWithoutRedis(t *testing.T) {
 	tg, err := tf.resolve(f, Env{"HOPPER_REDIS_CA": "/no/such/ca.pem"}, false)
 	assert.NoError(t, err)
 	assert.False(t, tg.TLS.any())
+}
+
+// Each kind of TLS failure is told in words; other errors are not TLS's.
+func TestTLSReason(t *testing.T) {
+	cert := &x509.Certificate{DNSNames: []string{"redis.internal"}}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{&tls.CertificateVerificationError{Err: x509.UnknownAuthorityError{}}, "signed by an authority not trusted here (give its CA with --redis-ca)"},
+		{&tls.CertificateVerificationError{Err: x509.HostnameError{Certificate: cert, Host: "cache.internal"}}, "not valid for this host: x509: certificate is valid for redis.internal, not cache.internal"},
+		{x509.CertificateInvalidError{Cert: cert, Reason: x509.Expired, Detail: "since yesterday"}, "the server's certificate is not valid: x509: certificate has expired or is not yet valid: since yesterday"},
+		{&net.OpError{Op: "remote error", Err: errors.New("tls: certificate required")}, "the server refused this client (tls: certificate required)"},
+		{fmt.Errorf("dial: %w", tls.RecordHeaderError{Msg: "first record does not look like a TLS handshake"}), "does not speak TLS on this port"},
+	} {
+		assert.Contains(t, tlsReason(tc.err), tc.want, "%v", tc.err)
+	}
+	assert.Empty(t, tlsReason(&net.OpError{Op: "dial", Err: errors.New("connection refused")}))
+	assert.Empty(t, tlsReason(errors.New("NOAUTH Authentication required")))
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -45,11 +47,13 @@ func refusedCommand(err error) error {
 
 // watchDropped tells a proxy that hangs up on WATCH (twemproxy closes the
 // connection on a command it does not have) from a lost connection: after
-// err, a connection lost before anything was sent for commit, it sends
-// PING and then a lone WATCH, three times. PING answered and the WATCH's
-// connection lost each time is ErrUnsupportedServer; anything else returns
-// err as it was. Once a probe's WATCH is answered the Build never probes
-// again, so an outage costs at most one probe.
+// err, a connection lost before anything was sent for commit, it reads
+// meta on a dedicated connection and then, on the same connection, sends a
+// lone WATCH, three times. The read answered and the connection then closed
+// by the other end on WATCH, each time, is ErrUnsupportedServer; anything
+// else (the read unanswered: a node down or failing over) returns err as it
+// was. Once a probe's WATCH is answered the Build never probes again, so an
+// outage costs at most one probe.
 func (b *Build) watchDropped(ctx context.Context, err error) error {
 	if b.watchWorks.Load() || !isConnErr(ctx, err) {
 		return err
@@ -58,22 +62,31 @@ func (b *Build) watchDropped(ctx context.Context, err error) error {
 	defer cancel()
 	var watch error
 	for range 3 {
-		if b.client.Do(pctx, b.client.B().Ping().Build()).Error() != nil {
-			return err // the server itself is away
-		}
+		answered := false
 		_ = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
-			res := c.DoMulti(pctx, c.B().Watch().Key(b.keys.Meta).Build(), c.B().Unwatch().Build())
-			watch = res[0].Error()
+			if answered = c.Do(pctx, c.B().Exists().Key(b.keys.Meta).Build()).Error() == nil; answered {
+				res := c.DoMulti(pctx, c.B().Watch().Key(b.keys.Meta).Build(), c.B().Unwatch().Build())
+				watch = res[0].Error()
+			}
 			return nil
 		})
-		if watch == nil {
+		switch {
+		case !answered:
+			return err // the server itself is away
+		case watch == nil:
 			b.watchWorks.Store(true)
 			return err
-		}
-		if !isConnErr(pctx, watch) {
+		case !hungUp(watch):
 			return err
 		}
 	}
-	return fmt.Errorf("%w: the connection closed on WATCH while PING was answered (%v); hopper needs WATCH, MULTI and EXEC on one connection, which proxies such as twemproxy do not give",
+	return fmt.Errorf("%w: the connection closed on WATCH right after a read on it was answered (%v); hopper needs WATCH, MULTI and EXEC on one connection, which proxies such as twemproxy do not give",
 		ErrUnsupportedServer, watch)
+}
+
+// hungUp reports whether err is a connection closed by the other end, not
+// one that could not be made or timed out.
+func hungUp(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }

@@ -402,7 +402,7 @@ func (b *Build) fenced(ctx context.Context, mode string, r Reservation, tail boo
 // holding is the check of every fenced transition but the heartbeat's: meta
 // present, r still held, the unit's state present (see held.settled).
 func holding(r Reservation, h held) error {
-	return h.settled(r, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount})
+	return h.settled(r, fence.Expect{EntryID: r.EntryID, Owner: r.WorkerID, DeliveryCount: r.DeliveryCount})
 }
 
 // batchContext is the context a batch commits under. A lone transition's is

@@ -373,6 +373,12 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 			tr.reads.units++
 		}
 	}
+	tr.reads.known = b.entries.unitsOf(ops)
+	for i, op := range ops {
+		if tr.reads.ranges(i, op) {
+			tr.reads.ranged++
+		}
+	}
 	if tr.tail {
 		// The tail guard orders requeues with every other requeue: they
 		// pick priority ids from the same tail and read the same count of
@@ -390,7 +396,7 @@ func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedCli
 	if tr.tail {
 		cmds = append(cmds, tailReads(b, c)...)
 	}
-	return b.appendBatchReads(cmds, c, ops)
+	return b.appendBatchReads(cmds, c, ops, tr.reads)
 }
 
 // fenced runs one fenced transition of r through the Build's batches.

@@ -297,12 +297,12 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 		if err := res[0].Error(); err != nil {
 			return nil, err
 		}
-		n, err := res[1].AsInt64()
-		if err != nil {
+		var common held
+		var err error
+		if common.metaExists, err = b.metaFound(res[1]); err != nil {
 			return nil, err
 		}
-		var common held
-		if common.metaExists = n == 1; common.metaExists {
+		if common.metaExists {
 			if common.now, err = nowMS(res[2]); err != nil {
 				return nil, err
 			}
@@ -392,7 +392,7 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 // appendTripCommands appends to cmds the first round trip of ops, shaped
 // as tr.
 func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
-	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.metaPresent(c), c.B().Time().Build())
+	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.metaRead(c), c.B().Time().Build())
 	if tr.tail {
 		cmds = append(cmds, tailReads(b, c)...)
 	}

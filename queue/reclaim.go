@@ -126,7 +126,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		// First look, unwatched: usually nothing is idle and nothing was
 		// deleted, and that costs one round trip.
 		cmds := append(rueidis.Commands{
-			b.metaPresent(c),
+			b.metaRead(c),
 			c.B().Hget().Key(k.Meta).Field("max_reclaims").Build(),
 		}, b.scanCmds(c, timeoutMS)...)
 		// Entries an earlier first look found in the pending windows,
@@ -146,9 +146,9 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		for i, at := range learning {
 			b.entries.learnRanged(at, first[2+scanReplies+i])
 		}
-		if n, err := first[0].AsInt64(); err != nil {
+		if found, err := b.metaFound(first[0]); err != nil {
 			return nil, errUnwatched{err}
-		} else if n == 0 {
+		} else if !found {
 			return nil, errUnwatched{fmt.Errorf("%w: meta is missing or holds no state (reclaim by %q)", ErrCorrupt, worker)}
 		}
 		scans, err := parseScans(first[2 : 2+scanReplies])

@@ -75,6 +75,7 @@ func Transition(ctx context.Context, client rueidis.Client, keys []string, argv 
 	if err != nil {
 		return nil, err
 	}
+	b.guardedOnly = true
 	r := call.reservation
 	switch call.mode {
 	case ModeWorkerError, ModeStaleRejected:

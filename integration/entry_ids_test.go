@@ -45,13 +45,13 @@ func aliasFinalize(t *testing.T, alias func(string) string, settle func(e *env, 
 	proxy.open()
 	<-done
 
+	assert.Equal(t, 1, countEvents(e, "finalized", "u1"), "finalized events of u1")
+	assert.Equal(t, "1", e.hash(e.keys.Meta)["finalized_count"])
+	assert.Empty(t, e.pending(e.keys.Units))
 	require.NoError(t, rerr)
 	assert.Equal(t, queue.ReclaimFinalized, got.Status, "r's reclaim finalizes the unit, its budget spent")
 	require.ErrorIs(t, serr, queue.ErrInvalidArgument, "a's settlement under %q", aliased.EntryID)
 	assert.Contains(t, serr.Error(), fmt.Sprintf("%q", aliased.EntryID), "the error names the id")
-	assert.Equal(t, 1, countEvents(e, "finalized", "u1"), "finalized events of u1")
-	assert.Equal(t, "1", e.hash(e.keys.Meta)["finalized_count"])
-	assert.Empty(t, e.pending(e.keys.Units))
 }
 
 func TestAliasedEntryIDFinalize(t *testing.T) {
@@ -98,12 +98,14 @@ func TestAliasedEntryIDRequeue(t *testing.T) {
 	proxy.open()
 	<-done
 
+	// The state r's commit wrote is the log's: one reclaim, no requeue.
+	assert.Equal(t, 0, countEvents(e, "requeued", x.unit), "requeued events")
+	assert.Equal(t, 1, countEvents(e, "reclaimed", x.unit), "reclaimed events")
+	assert.Equal(t, `{"retry_index":0,"reclaim_count":1,"entered_retry":false}`, e.unitState(x.unit))
 	require.NoError(t, rerr)
 	require.Equal(t, queue.ReclaimTaken, got.Status)
 	require.ErrorIs(t, qerr, queue.ErrInvalidArgument, "a's requeue under %q", alias)
 	assert.Contains(t, qerr.Error(), fmt.Sprintf("%q", alias))
-	assert.Equal(t, `{"retry_index":0,"reclaim_count":1,"entered_retry":false}`, e.unitState(x.unit))
-	assert.Equal(t, 0, countEvents(e, "requeued", x.unit), "requeued events")
 	assert.Equal(t, "0", e.hash(e.keys.Meta)["requeued_units_count"])
 	assert.Empty(t, e.pending(e.keys.Priority), "nothing put back on the priority stream")
 	n, err := e.do("XLEN", e.keys.Priority).AsInt64()

@@ -49,11 +49,11 @@ func TestScriptAndHopperOnOneBuild(t *testing.T) {
 	proxy.open()
 	<-done
 
+	assert.Equal(t, 1, countEvents(e, "finalized", x.unit), "finalized events of %s", x.unit)
+	assert.Equal(t, "1", e.hash(e.keys.Meta)["finalized_count"])
 	require.ErrorIs(t, rerr, queue.ErrUnguarded, "hopper's reclaim on the script's build (reply %v)", reply)
 	assert.False(t, held, "refused before it reached a commit")
 	assert.Contains(t, rerr.Error(), e.keys.Meta, "the error names the build's meta")
-	assert.Equal(t, 1, countEvents(e, "finalized", x.unit), "finalized events of %s", x.unit)
-	assert.Equal(t, "1", e.hash(e.keys.Meta)["finalized_count"])
 }
 
 // Every Transition that reads meta refuses a build without the guarded

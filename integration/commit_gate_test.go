@@ -29,31 +29,18 @@ func newCommitGate(t testing.TB) *commitGate {
 	p := &commitGate{held: make(chan struct{}, 1), release: make(chan struct{})}
 	p.tcpProxy = newTCPProxy(t, srv.Addr(), func(down, up net.Conn) {
 		go func() { _, _ = io.Copy(down, up); down.Close() }()
-		go p.forward(down, up)
+		go copyChunks(down, up, p.hold)
 	})
 	t.Cleanup(p.open) // never leave a connection waiting
 	return p
 }
 
-// forward copies the client's bytes to Redis, holding the first EXEC once
-// armed. A commit arrives in one write from rueidis.
-func (p *commitGate) forward(down, up net.Conn) {
-	defer up.Close()
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := down.Read(buf)
-		if n > 0 {
-			if bytes.Contains(buf[:n], []byte("EXEC\r\n")) && p.armed.CompareAndSwap(true, false) {
-				p.held <- struct{}{}
-				<-p.release
-			}
-			if _, werr := up.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
+// hold holds the first chunk that carries an EXEC, once armed, until the
+// gate opens. A commit arrives in one write from rueidis.
+func (p *commitGate) hold(chunk []byte) {
+	if bytes.Contains(chunk, []byte("EXEC\r\n")) && p.armed.CompareAndSwap(true, false) {
+		p.held <- struct{}{}
+		<-p.release
 	}
 }
 

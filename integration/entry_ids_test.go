@@ -1,8 +1,12 @@
 package integration
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,21 +33,12 @@ func aliasFinalize(t *testing.T, alias func(string) string, settle func(e *env, 
 	e := newEnv(t)
 	e.publish([]string{"u1"}, map[string]string{"max_reclaims": "0"})
 	held := e.reservation("a")
-	proxy := newCommitGate(t)
-	rb, err := queue.OpenKeys(proxy.client(t), e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
-	require.NoError(t, err)
-	proxy.armed.Store(true)
-	var got queue.Reclaimed
-	var rerr error
-	done := make(chan struct{})
-	go func() { defer close(done); got, rerr = rb.Reclaim(e.ctx, "r", 0, 0) }()
-	require.True(t, proxy.waitHeld(t, done), "r's reclaim reaches its commit")
+	commit := reclaimAtCommit(t, e, "r")
 
 	aliased := held
 	aliased.EntryID = alias(held.EntryID)
 	serr := settle(e, aliased)
-	proxy.open()
-	<-done
+	got, rerr := commit()
 
 	assert.Equal(t, 1, countEvents(e, "finalized", "u1"), "finalized events of u1")
 	assert.Equal(t, "1", e.hash(e.keys.Meta)["finalized_count"])
@@ -81,22 +76,13 @@ func TestAliasedEntryIDRequeue(t *testing.T) {
 	x, ok := e.reserve("a")
 	require.True(t, ok)
 	e.transition("delivery_accounting", "a", "600000", "units", x.id, x.unit)
-	proxy := newCommitGate(t)
-	rb, err := queue.OpenKeys(proxy.client(t), e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
-	require.NoError(t, err)
-	proxy.armed.Store(true)
-	var got queue.Reclaimed
-	var rerr error
-	done := make(chan struct{})
-	go func() { defer close(done); got, rerr = rb.Reclaim(e.ctx, "r", 0, 0) }()
-	require.True(t, proxy.waitHeld(t, done), "r's reclaim reaches its commit")
+	commit := reclaimAtCommit(t, e, "r")
 
 	ms, seq, _ := strings.Cut(x.id, "-")
 	alias := ms + "-0" + seq
 	_, qerr := queue.Transition(e.ctx, e.client, e.scriptKeys(),
 		[]string{"requeue", "a", "600000", "units", alias, "1", x.unit, "file", "1", "1", "5", "boom", ""})
-	proxy.open()
-	<-done
+	got, rerr := commit()
 
 	// The state r's commit wrote is the log's: one reclaim, no requeue.
 	assert.Equal(t, 0, countEvents(e, "requeued", x.unit), "requeued events")
@@ -114,6 +100,27 @@ func TestAliasedEntryIDRequeue(t *testing.T) {
 	assert.Equal(t, []pendingRow{{x.id, "r", 2}}, e.pending(e.keys.Units), "the entry is r's")
 	// a, told so, settles under the id as Redis writes it: too late.
 	assert.Equal(t, []any{"STALE"}, e.transition("requeue", "a", "600000", "units", x.id, "1", x.unit, "file", "1", "1", "5", "boom", ""))
+}
+
+// reclaimAtCommit starts worker's reclaim of e's build (timeout 0) on a
+// Build of its own, and returns once the reclaim has made its reads and
+// waits at its commit; commit lets it through and returns its outcome.
+func reclaimAtCommit(t *testing.T, e *env, worker string) (commit func() (queue.Reclaimed, error)) {
+	t.Helper()
+	gate := newCommitGate(t)
+	rb, err := queue.OpenKeys(gate.client(t), e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
+	require.NoError(t, err)
+	gate.armed.Store(true)
+	var got queue.Reclaimed
+	var rerr error
+	done := make(chan struct{})
+	go func() { defer close(done); got, rerr = rb.Reclaim(e.ctx, worker, 0, 0) }()
+	require.True(t, gate.waitHeld(t, done), "%s's reclaim reaches its commit", worker)
+	return func() (queue.Reclaimed, error) {
+		gate.open()
+		<-done
+		return got, rerr
+	}
 }
 
 // countEvents counts the attempt log's events of type typ for unit.
@@ -187,4 +194,38 @@ func TestSettlementNamesItsEntrysUnit(t *testing.T) {
 		require.NoError(t, e.do("XDEL", e.keys.Units, x.id).Error())
 		assert.Equal(t, []any{"OK"}, e.transition("abandoned", "a", ttl, "units", x.id, "1", "u2", "5"))
 	})
+}
+
+// The unit check reads the entry once per Build at most, and in the
+// transition's first round trip: a Build that accounted for an entry
+// read with a plain XREADGROUP ranges it then, and its later transitions
+// on it do not; a Build that read the entry itself (Reserve) never does.
+func TestEntryUnitReadOnce(t *testing.T) {
+	e := newEnv(t)
+	e.publish([]string{"u1", "u2"}, nil)
+	var xranges atomic.Int32
+	proxy := newTCPProxy(t, srv.Addr(), func(down, up net.Conn) {
+		go func() { _, _ = io.Copy(down, up); down.Close() }()
+		go copyChunks(down, up, func(chunk []byte) { xranges.Add(int32(bytes.Count(chunk, []byte("$6\r\nXRANGE\r\n")))) })
+	})
+	b, err := queue.OpenKeys(proxy.client(t), e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
+	require.NoError(t, err)
+	done := queue.Result{Outcome: events.OutcomePassed, DurationMS: 1}
+
+	x, ok := e.reserve("a")
+	require.True(t, ok)
+	d, err := b.AccountDelivery(e.ctx, "a", x.stream, x.id, x.unit)
+	require.NoError(t, err)
+	r := queue.Reservation{WorkerID: "a", Stream: x.stream, EntryID: x.id, UnitID: x.unit, UnitType: x.typ, DeliveryCount: d.DeliveryCount}
+	require.NoError(t, b.Heartbeat(e.ctx, r))
+	require.NoError(t, b.Abandon(e.ctx, r, 1))
+	require.NoError(t, b.Finalize(e.ctx, r, done))
+	assert.EqualValues(t, 1, xranges.Load(), "XRANGEs for an entry read elsewhere")
+
+	xranges.Store(0)
+	r, ok, err = b.Reserve(e.ctx, "c", queue.ReserveOptions{Timeout: time.Hour, Block: time.Millisecond})
+	require.NoError(t, err)
+	require.True(t, ok)
+	require.NoError(t, b.Finalize(e.ctx, r, done))
+	assert.Zero(t, xranges.Load(), "XRANGEs for an entry the Build reserved")
 }

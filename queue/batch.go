@@ -320,6 +320,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 			if op.err = replies.held(k, i, op, &h); op.err != nil {
 				continue
 			}
+			b.entries.learnChecked(trip.reads, i, op, h)
 			w, err := op.decide(c, h, gs[i], ts, t.token)
 			if err != nil {
 				op.err = err

@@ -141,3 +141,12 @@ func (e *entryUnits) unitsOf(ops []*fencedOp) []string {
 	}
 	return out
 }
+
+// learnChecked records the unit of the entry op, the i-th of a batch whose
+// reads were br, ranged (h: what op read): read once, known for good, so
+// that op's worker's later transitions on the entry need not range it.
+func (e *entryUnits) learnChecked(br batchReads, i int, op *fencedOp, h held) {
+	if br.ranges(i, op) && h.entry.exists && h.entry.hasID {
+		e.learn(entryAt{op.r.Stream, op.r.EntryID}, h.entry.id)
+	}
+}

@@ -156,18 +156,6 @@ func (r *batchReplies) held(k Keys, i int, op *fencedOp, h *held) error {
 	return h.parseEntry(k, op.r, r.pending[i], state, r.workers[i])
 }
 
-// fieldValues reads an HMGET reply of n fields.
-func fieldValues(r rueidis.RedisResult, n int, what string) ([]rueidis.RedisMessage, error) {
-	vals, err := r.ToArray()
-	if err != nil {
-		return nil, err
-	}
-	if len(vals) != n {
-		return nil, fmt.Errorf("queue: %s returned %d values for %d fields", what, len(vals), n)
-	}
-	return vals, nil
-}
-
 // parseEntry fills in what a fenced transition reads of one reservation:
 // the entry's pending row, the unit's state when it was read (state not
 // nil), and the worker's record.
@@ -195,88 +183,4 @@ func (h *held) parseEntry(k Keys, r Reservation, pending rueidis.RedisResult, st
 	}
 	h.worker, h.workerErr = parseWorkerRecord(raw, found)
 	return nil
-}
-
-// optionalField reads one value of an HMGET reply, nil for a missing field.
-func optionalField(m rueidis.RedisMessage) (string, bool, error) {
-	if m.IsNil() {
-		return "", false, nil
-	}
-	s, err := m.ToString()
-	return s, err == nil, err
-}
-
-// pendingRows parses an extended XPENDING reply: [id, consumer, idle, count]...
-func pendingRows(r rueidis.RedisResult) ([]fence.Row, error) {
-	msgs, err := r.ToArray()
-	if err != nil {
-		return nil, err
-	}
-	rows := make([]fence.Row, 0, len(msgs))
-	for _, m := range msgs {
-		f, err := m.ToArray()
-		if err != nil || len(f) != 4 {
-			return nil, fmt.Errorf("unexpected XPENDING row %v", m)
-		}
-		var row fence.Row
-		var e1, e2, e3, e4 error
-		row.EntryID, e1 = f[0].ToString()
-		row.Consumer, e2 = f[1].ToString()
-		row.IdleMS, e3 = f[2].AsInt64()
-		row.DeliveryCount, e4 = f[3].AsInt64()
-		if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
-			return nil, fmt.Errorf("unexpected XPENDING row %v", m)
-		}
-		rows = append(rows, row)
-	}
-	return rows, nil
-}
-
-func pendingRow(r rueidis.RedisResult) (fence.Row, bool, error) {
-	rows, err := pendingRows(r)
-	if err != nil || len(rows) == 0 {
-		return fence.Row{}, false, err
-	}
-	return rows[0], true, nil
-}
-
-// optionalString reads a bulk string reply that may be nil.
-func optionalString(r rueidis.RedisResult) (string, bool, error) {
-	s, err := r.ToString()
-	if rueidis.IsRedisNil(err) {
-		return "", false, nil
-	}
-	return s, err == nil, err
-}
-
-// renew is the reference's renew_ttls: PEXPIRE on the six live keys, which
-// touches only those that exist.
-func (b *Build) renew(c rueidis.DedicatedClient, cmds rueidis.Commands) rueidis.Commands {
-	for _, key := range b.keys.live() {
-		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(key).Args(b.ttlText).Build())
-	}
-	return cmds
-}
-
-func (b *Build) touchWorker(c rueidis.DedicatedClient, worker string, rec workerRecord, now int64, cur current, delta float64) rueidis.Completed {
-	return c.B().Hset().Key(b.keys.Workers).FieldValue().FieldValue(worker, string(rec.touch(now, cur, delta))).Build()
-}
-
-func (b *Build) appendEvent(c rueidis.DedicatedClient, json []byte) rueidis.Completed {
-	return c.B().Xadd().Key(b.keys.Attempts).Id("*").FieldValue().FieldValue("json", string(json)).Build()
-}
-
-// setGuard marks a change to what a guard protects, so that every
-// transaction that read it under WATCH aborts and reads again.
-func (b *Build) setGuard(c rueidis.DedicatedClient, key, token string) rueidis.Completed {
-	return c.B().Arbitrary("SET").Keys(key).Args(token, "PX", b.ttlText).Build()
-}
-
-// dropGuard retires the guard of an entry that is gone from the pending list.
-// A DEL alone would not do: deleting a key that does not exist (an entry
-// never heartbeated or reclaimed has no guard yet) changes nothing, and a
-// transaction watching the absent key would still commit. SET then DEL, in
-// the same MULTI, aborts every watcher and leaves no key behind.
-func (b *Build) dropGuard(c rueidis.DedicatedClient, key, token string) rueidis.Commands {
-	return rueidis.Commands{b.setGuard(c, key, token), c.B().Del().Key(key).Build()}
 }

@@ -306,6 +306,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 			if common.now, err = nowMS(res[2]); err != nil {
 				return nil, err
 			}
+			t.now = common.now
 		}
 		var ts *tailState
 		if trip.tail {

@@ -2,6 +2,10 @@ package queue
 
 import "github.com/redis/rueidis"
 
+// The commands that several transitions send: the writes they share (TTL
+// renewal, the worker's record, the log, guards). The meta check every one
+// starts with is metaRead (see guarded_mark.go).
+
 // renew is the reference's renew_ttls: PEXPIRE on the six live keys, which
 // touches only those that exist.
 func (b *Build) renew(c rueidis.DedicatedClient, cmds rueidis.Commands) rueidis.Commands {

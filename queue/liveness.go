@@ -51,6 +51,7 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 		if err != nil {
 			return nil, err
 		}
+		t.now = now
 		return b.renew(c, rueidis.Commands{b.touchWorker(c, worker, rec, now, setCurrent(currentUnit), 0)}), nil
 	})
 }

@@ -21,8 +21,8 @@ package queue
 // workers read and its reclaims ranged (see entry_units.go), or else from an
 // XRANGE in the transition's first round trip: never a round trip of its
 // own. An entry deleted from the stream (XDEL, trimming) while pending has
-// no fields left to compare; it is settled on its pending row alone, as the
-// reference settles it. The reference reads no entry field here at all.
+// no fields left to compare, unless the Build remembers them; it is then
+// settled on its pending row alone, as the reference settles it. The reference reads no entry field here at all.
 // See docs/design.md#entry-ids.
 
 // entryUnitCheck refuses r when the entry h read names another unit than r's.

@@ -18,10 +18,13 @@ import (
 // then reads the unit's state in the same round trip as the entry, watched
 // like the rest, and claims in three round trips instead of four.
 //
-// What is remembered only chooses what to prefetch. The decision is always
-// made on the entry as the watched read returns it: a unit that turns out
-// not to be the one prefetched has its state read in one more round trip,
-// as when nothing was known.
+// For a reclaim, what is remembered only chooses what to prefetch. Its
+// decision is always made on the entry as the watched read returns it: a
+// unit that turns out not to be the one prefetched has its state read in
+// one more round trip, as when nothing was known. The fenced transitions
+// check their caller's unit against it (see entryUnitCheck), which needs
+// no watch: what an entry carries is fixed when it is added. An entry
+// remembered and since deleted from the stream is still checked.
 
 // maxEntryUnits bounds what a build remembers. Past it, everything but the
 // latest pending windows is forgotten; an entry forgotten is ranged again

@@ -28,8 +28,8 @@ var MinimalACL = []string{
 	// strings, keys and hashes: leases, guards, meta, unit_state, workers
 	"+get", "+set", "+del", "+exists", "+type", "+pexpire",
 	"+hget", "+hmget", "+hset", "+hgetall", "+hincrby", "+hexists",
-	// lists: the worker guards' commit tokens
-	"+lpush", "+ltrim", "+lpos",
+	// sorted sets: the worker guards' commit tokens
+	"+zadd", "+zremrangebyscore", "+zscore",
 	// streams: the units, the attempt log, the consumer group
 	"+xadd", "+xrange", "+xreadgroup", "+xpending", "+xclaim", "+xack",
 	"+xgroup|create", "+xgroup|createconsumer", "+xinfo|stream",

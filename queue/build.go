@@ -104,6 +104,9 @@ type Build struct {
 	// (see worker_guards.go).
 	workerGuards *workerGuards
 	batches      batcher // see batch.go
+	// guardedOnly: refuse builds whose meta lacks the guarded mark
+	// (Transition's Builds; see guarded_mark.go).
+	guardedOnly bool
 }
 
 // Open returns the build buildID on client, under the key layout of

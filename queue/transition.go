@@ -60,8 +60,14 @@ func (e UnknownModeError) Unwrap() error { return ErrInvalidArgument }
 // first, does not do.
 //
 // It needs nothing but a build laid out as the reference's publisher leaves
-// it, reserved with plain XREADGROUP. It is safe for concurrent use; the
-// caller keeps ownership of client.
+// it, reserved with plain XREADGROUP, and marked guarded in meta, as
+// Publish marks its builds: on a build without the mark every mode but the
+// prebuilt events is refused with ErrUnguarded, writing nothing, since its
+// other callers may be the script, which writes none of the guards hopper
+// is fenced on (see guarded_mark.go). A fenced mode naming another unit
+// than the one its entry carries is refused with ErrInvalidArgument (see
+// entry_unit_check.go). It is safe for concurrent use; the caller keeps
+// ownership of client.
 func Transition(ctx context.Context, client rueidis.Client, keys []string, argv []string) ([]any, error) {
 	call, err := parseCall(argv)
 	if err != nil {
@@ -75,6 +81,7 @@ func Transition(ctx context.Context, client rueidis.Client, keys []string, argv 
 	if err != nil {
 		return nil, err
 	}
+	b.guardedOnly = true
 	r := call.reservation
 	switch call.mode {
 	case ModeWorkerError, ModeStaleRejected:

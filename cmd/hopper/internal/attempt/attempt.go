@@ -240,7 +240,13 @@ func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
 		<-drained
 	}
 	pr.Close()
+	o.setExit(waitErr)
+	return buf.Bytes(), o
+}
 
+// setExit records how the command ended, from what reaping it returned: an
+// exit code, the signal that killed it, or why it could not be waited for.
+func (o *Outcome) setExit(waitErr error) {
 	var exitErr *exec.ExitError
 	switch {
 	case waitErr == nil:
@@ -254,7 +260,6 @@ func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
 	default:
 		o.StartErr = waitErr
 	}
-	return buf.Bytes(), o
 }
 
 // StartCause is why a command could not start, without the program's name,

@@ -91,6 +91,11 @@ type Config struct {
 	Log io.Writer
 	// Clock times units and paces the heartbeat. Default the system clock.
 	Clock Clock
+	// Measured, when set, is given the duration of each unit's first
+	// attempt (retry index 0) whose result counted, for the suite's timings
+	// (see package timings). It must be safe for concurrent use when Runs
+	// share it.
+	Measured func(unitID string, d time.Duration)
 }
 
 // withDefaults fills in defaults and checks every value, naming the first

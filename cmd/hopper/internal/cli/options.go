@@ -176,6 +176,11 @@ type workOptions struct {
 	// Command is the template after "--".
 	Command  []string
 	Progress string
+	// Timings is --timings: "" (the default store), "off", or a file.
+	Timings string
+	// embedded is true on hopper run's embedded server, whose keys go
+	// with the process: the suite's timings are then kept in a file.
+	embedded bool
 	// pollInterval is the wait between looks at a build another slot is
 	// publishing; zero means the worker's default.
 	pollInterval time.Duration
@@ -186,7 +191,7 @@ type workOptions struct {
 
 type workFlags struct {
 	target                                                           targetFlags
-	worker, revision, unitType, unitsFrom, progress                  *string
+	worker, revision, unitType, unitsFrom, progress, timings         *string
 	timeout, maxUnit, maxRequeues, tolerance, maxReclaims, processes *string
 	ttl, tombstoneTTL, initTimeout                                   *string
 	reportOnExit                                                     *bool
@@ -200,7 +205,7 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		target: addTargetFlags(f),
 		worker: f.String("worker", ""), revision: f.String("revision", ""),
 		unitType: f.String("unit-type", queue.DefaultUnitType), unitsFrom: f.String("units-from", ""),
-		progress: f.String("progress", "auto"),
+		progress: f.String("progress", "auto"), timings: f.String("timings", ""),
 		timeout:  f.String("timeout", "180"), maxUnit: f.String("max-unit-duration", "900"),
 		maxRequeues: f.String("max-requeues", "0"), tolerance: f.String("requeue-tolerance", "0"),
 		maxReclaims: f.String("max-reclaims", "3"), processes: f.String(processes, "1", aliases...),
@@ -249,6 +254,9 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 	}
 	if o.UnitType == "" {
 		return o, usagef("--unit-type must not be empty")
+	}
+	if o.Timings = *wf.timings; f.Given("timings") && o.Timings == "" {
+		return o, usagef("--timings must name a file, or off")
 	}
 	if err := checkName("--unit-type", o.UnitType); err != nil {
 		return o, err

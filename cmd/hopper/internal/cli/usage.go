@@ -67,6 +67,10 @@ Flags (environment fallbacks in brackets):
   --init-timeout SECONDS   wait for the build to be published (default 300)
   --progress MODE          auto, live, plain or off (default auto: a live line on
                            a terminal, a plain line every few seconds otherwise)
+  --timings FILE|off       where the units' durations are kept between builds,
+                           to queue the longest first (default: a key of the
+                           suite's on the Redis; hopper run's embedded server:
+                           a file in the user's cache dir)
   --report-on-exit         run the report once the build is complete; then also:
   --summary-out FILE  --failed-out FILE  --junit-out FILE  --html-out FILE
   --allow-empty  --min-examples N      (see hopper report --help)
@@ -96,7 +100,7 @@ Flags:
                            node index, then <hostname>-<pid>]
   --units-from FILE, --unit-type, --revision, --timeout, --max-unit-duration,
   --max-requeues, --requeue-tolerance, --max-reclaims, --ttl, --tombstone-ttl,
-  --init-timeout, --progress      as hopper work
+  --init-timeout, --progress, --timings  as hopper work
   --summary-out FILE, --failed-out FILE, --junit-out FILE, --html-out FILE,
   --allow-empty, --min-examples N as hopper report
 ` + redisForms

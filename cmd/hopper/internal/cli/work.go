@@ -120,6 +120,9 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 		Units: units, UnitType: o.UnitType, Revision: o.Revision,
 		Command: attempt.Quote(o.Command),
 	}
+	store, _ := a.timingsStoreFor(o, client, suite.ID(), cons.Err())
+	suite.Expected = a.loadTimings(store, units, cons.Err())
+	measured := &measurements{}
 	ids := slotIDs(o.WorkerID, o.Processes)
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
@@ -130,6 +133,7 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 			for restart := 2; ; restart++ {
 				cfg := o.config(id)
 				cfg.Output, cfg.Log = cons.Out(), cons.Err()
+				cfg.Measured = measured.add
 				cmd := &attempt.Command{
 					Args: o.Command, BuildID: o.BuildID, WorkerID: id, Slot: i + 1,
 					Supervisor: a.sup, Header: header(id),
@@ -147,6 +151,7 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 	stop := a.progress(client, o.BuildID, cons, o.Progress)
 	wg.Wait()
 	stop()
+	a.recordTimings(store, measured, cons.Err())
 	if !a.sup.Wait(attemptsWait) {
 		fmt.Fprintf(cons.Err(), "%s: %d command(s) still running after %s; leaving them\n", a.name, a.sup.Running(), attemptsWait)
 	}

@@ -206,7 +206,7 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		worker: f.String("worker", ""), revision: f.String("revision", ""),
 		unitType: f.String("unit-type", queue.DefaultUnitType), unitsFrom: f.String("units-from", ""),
 		progress: f.String("progress", "auto"), timings: f.String("timings", ""),
-		timeout:  f.String("timeout", "180"), maxUnit: f.String("max-unit-duration", "900"),
+		timeout: f.String("timeout", "180"), maxUnit: f.String("max-unit-duration", "900"),
 		maxRequeues: f.String("max-requeues", "0"), tolerance: f.String("requeue-tolerance", "0"),
 		maxReclaims: f.String("max-reclaims", "3"), processes: f.String(processes, "1", aliases...),
 		ttl: f.String("ttl", "14400"), tombstoneTTL: f.String("tombstone-ttl", "604800"),

@@ -178,6 +178,9 @@ type workOptions struct {
 	Progress string
 	// Timings is --timings: "" (the default store), "off", or a file.
 	Timings string
+	// Batch is --batch: units per command (see batch.go); 0 until the
+	// command is known, when it is not given.
+	Batch int
 	// embedded is true on hopper run's embedded server, whose keys go
 	// with the process: the suite's timings are then kept in a file.
 	embedded bool
@@ -191,7 +194,7 @@ type workOptions struct {
 
 type workFlags struct {
 	target                                                           targetFlags
-	worker, revision, unitType, unitsFrom, progress, timings         *string
+	worker, revision, unitType, unitsFrom, progress, timings, batch  *string
 	timeout, maxUnit, maxRequeues, tolerance, maxReclaims, processes *string
 	ttl, tombstoneTTL, initTimeout                                   *string
 	reportOnExit                                                     *bool
@@ -205,7 +208,7 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		target: addTargetFlags(f),
 		worker: f.String("worker", ""), revision: f.String("revision", ""),
 		unitType: f.String("unit-type", queue.DefaultUnitType), unitsFrom: f.String("units-from", ""),
-		progress: f.String("progress", "auto"), timings: f.String("timings", ""),
+		progress: f.String("progress", "auto"), timings: f.String("timings", ""), batch: f.String("batch", "1"),
 		timeout: f.String("timeout", "180"), maxUnit: f.String("max-unit-duration", "900"),
 		maxRequeues: f.String("max-requeues", "0"), tolerance: f.String("requeue-tolerance", "0"),
 		maxReclaims: f.String("max-reclaims", "3"), processes: f.String(processes, "1", aliases...),
@@ -232,6 +235,9 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 	c.seconds(&o.TTL, "ttl", *wf.ttl)
 	c.seconds(&o.TombstoneTTL, "tombstone-ttl", *wf.tombstoneTTL)
 	c.seconds(&o.InitTimeout, "init-timeout", *wf.initTimeout)
+	if f.Given("batch") {
+		c.atLeastOne(&o.Batch, "batch", *wf.batch)
+	}
 	o.Outputs = wf.outputs.resolve(&c)
 	if c.err != nil {
 		return o, c.err

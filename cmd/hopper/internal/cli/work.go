@@ -95,6 +95,9 @@ func (a *app) suiteInput(o *workOptions, positional, command []string) ([]string
 		return nil, usagef("no command after --")
 	}
 	o.Command = command
+	if err := o.checkBatch(); err != nil {
+		return nil, err
+	}
 	if !strings.Contains(command[0], attempt.Placeholder) {
 		if _, err := exec.LookPath(command[0]); err != nil {
 			return nil, usagef("cannot run %q: %v", command[0], attempt.StartCause(err))
@@ -134,11 +137,16 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 				cfg := o.config(id)
 				cfg.Output, cfg.Log = cons.Out(), cons.Err()
 				cfg.Measured = measured.add
+				cfg.Batch, cfg.Slots = o.Batch, o.Processes
 				cmd := &attempt.Command{
 					Args: o.Command, BuildID: o.BuildID, WorkerID: id, Slot: i + 1,
 					Supervisor: a.sup, Header: header(id),
 				}
-				errs[i] = worker.Run(a.ctx, client, suite, cfg, cmd.Func())
+				if o.batched() {
+					errs[i] = worker.RunBatches(a.ctx, client, suite, cfg, cmd.BatchFunc())
+				} else {
+					errs[i] = worker.Run(a.ctx, client, suite, cfg, cmd.Func())
+				}
 				next := ids[i] + ".r" + strconv.Itoa(restart)
 				if !o.restartAborted || worker.ExitCode(errs[i]) != exitAborted || a.interrupted() || len(next) > queue.MaxIDBytes {
 					return

@@ -138,5 +138,3 @@ func unitNames(rs []queue.Reservation) string {
 	}
 	return strings.Join(names, ", ")
 }
-
-

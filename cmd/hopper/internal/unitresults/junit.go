@@ -12,19 +12,13 @@ import (
 // ErrJUnit: a JUnit file does not parse. The error says where.
 var ErrJUnit = errors.New("JUnit file does not parse")
 
-type junitSuites struct {
+// junitSuite is a <testsuite>, or the <testsuites> root around them.
+type junitSuite struct {
 	XMLName xml.Name
-	Suites  []junitSuite `xml:"testsuite"`
-	Cases   []junitCase  `xml:"testcase"` // a lone <testsuite> as the root
 	File    string       `xml:"file,attr"`
 	Name    string       `xml:"name,attr"`
-}
-
-type junitSuite struct {
-	File   string       `xml:"file,attr"`
-	Name   string       `xml:"name,attr"`
-	Cases  []junitCase  `xml:"testcase"`
-	Suites []junitSuite `xml:"testsuite"`
+	Cases   []junitCase  `xml:"testcase"`
+	Suites  []junitSuite `xml:"testsuite"`
 }
 
 type junitCase struct {
@@ -48,7 +42,7 @@ type junitFailed struct {
 // errored. Its duration is the sum of its testcases' times. A file that
 // does not parse is ErrJUnit.
 func JUnit(data []byte, units []string) (map[string]Unit, error) {
-	var root junitSuites
+	var root junitSuite
 	if err := xml.NewDecoder(bytes.NewReader(data)).Decode(&root); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrJUnit, err)
 	}
@@ -67,7 +61,7 @@ func JUnit(data []byte, units []string) (map[string]Unit, error) {
 			walk(inner)
 		}
 	}
-	walk(junitSuite{File: root.File, Name: root.Name, Cases: root.Cases, Suites: root.Suites})
+	walk(root)
 	return out, nil
 }
 

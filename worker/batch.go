@@ -25,7 +25,7 @@ func RunBatches(ctx context.Context, client rueidis.Client, suite Suite, cfg Con
 	return run(ctx, client, suite, cfg, fn)
 }
 
-// perUnit runs a Func once per reservation of a batch, in turn.
+// perUnit is a Func as a BatchFunc (Run's batches are of one unit).
 func perUnit(fn Func) BatchFunc {
 	return func(ctx context.Context, rs []queue.Reservation) []Result {
 		out := make([]Result, len(rs))

@@ -83,8 +83,8 @@ type Config struct {
 	// DefaultLeaseTTL.
 	LeaseTTL time.Duration
 	// Batch is how many units RunBatches reserves and runs at once, at
-	// most; fewer near the end of the build. Default 1. MaxUnitDuration
-	// then bounds the run of a whole batch.
+	// most; fewer near the end of the build. Default 1; Run ignores it.
+	// MaxUnitDuration then bounds the run of a whole batch.
 	Batch int
 	// Slots is how many workers this worker knows to share the build (the
 	// slots of its process): batches shrink to the units left shared among

@@ -47,6 +47,7 @@ func Run(ctx context.Context, client rueidis.Client, suite Suite, cfg Config, fn
 	if fn == nil {
 		return fmt.Errorf("%w: nil Func", ErrInvalidConfig)
 	}
+	cfg.Batch = 1 // a Func runs one unit: batches are RunBatches'
 	return run(ctx, client, suite, cfg, perUnit(fn))
 }
 

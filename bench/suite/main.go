@@ -73,8 +73,10 @@ func main() {
 	results = append(results, hopperRun(fmt.Sprintf("hopper run -j %d, cold", *jobs), nil, "{unit}"))
 	results = append(results, hopperRun(fmt.Sprintf("hopper run -j %d, recorded timings", *jobs), nil, "{unit}"))
 	if *batch > 0 && hasBatch(*hopper) {
-		results = append(results, hopperRun(fmt.Sprintf("hopper run -j %d --batch %d, go test -json", *jobs, *batch),
-			[]string{"--batch", strconv.Itoa(*batch)}, "-json", "{units}"))
+		results = append(results, hopperRun(fmt.Sprintf("hopper run -j %d --batch %d, go test -p 1 -json", *jobs, *batch),
+			// -p 1: each command runs its packages one at a time, so that
+			// the run keeps to its slots as the others do.
+			[]string{"--batch", strconv.Itoa(*batch)}, "-p", "1", "-json", "{units}"))
 	}
 	printTable(results, *jobs)
 	fmt.Printf("load average at the end %s\n", loadavg())

@@ -33,10 +33,10 @@ type WalkEnd struct {
 	Drop bool
 }
 
-// Walk walks one stream's pending window as XAUTOCLAIM ... COUNT 1 does,
-// the command the reference claims with: the first entry deleted from the
-// stream is dropped, and ends the walk; the first idle for timeoutMS is
-// claimed; the rest are passed over. Only the entries the walk may end on
+// Walk walks one stream's pending window as XAUTOCLAIM ... COUNT 1 would
+// (docs/design.md#reclaim): the first entry deleted from the stream is
+// dropped, and ends the walk; the first idle for timeoutMS is claimed; the
+// rest are passed over. Only the entries the walk may end on
 // (idle, or maybe deleted) need their stream entry read: ok is false when
 // the walk reaches one that was not, and the caller must read it first
 // (see ToRead).
@@ -60,8 +60,8 @@ func Walk(window []Pending, timeoutMS int64) (end WalkEnd, ok bool) {
 }
 
 // ToRead returns the indexes of the window's entries whose stream entry
-// Walk may need: those that might be deleted, up to and including the
-// first idle one, where the walk ends either way.
+// Walk may need: up to and including the first idle one, where the walk
+// ends either way, those that are idle or might be deleted.
 func ToRead(window []Pending, timeoutMS int64) []int {
 	var out []int
 	for i, p := range window {

@@ -2,18 +2,9 @@ package queue
 
 import "github.com/redis/rueidis"
 
-// metaPresent is the read of every transition's first check, the
-// reference's meta_present: 1 when meta is there, 0 when not. It asks for
-// meta's state, which only a publisher writes, in the transaction that
-// creates meta, rather than for the key: a meta deleted or evicted between
-// a settlement's reads and its commit (meta is read, not watched: every
-// finalize writes it) is re-created by that commit's count, holding that
-// field alone, and every transition after it must still find the build's
-// state gone. A meta that holds its state is one the script finds present
-// too; one without it, the script never leaves behind.
-func (b *Build) metaPresent(c rueidis.DedicatedClient) rueidis.Completed {
-	return c.B().Hexists().Key(b.keys.Meta).Field(metaState).Build()
-}
+// The commands that several transitions send: the writes they share (TTL
+// renewal, the worker's record, the log, guards). The meta check every one
+// starts with is metaRead (see guarded_mark.go).
 
 // renew is the reference's renew_ttls: PEXPIRE on the six live keys, which
 // touches only those that exist.

@@ -59,6 +59,8 @@ func (b *Build) Reclaim(ctx context.Context, worker string, timeout time.Duratio
 	return b.reclaim(ctx, worker, timeout.Milliseconds(), float64(maxReclaims))
 }
 
+// reclaim is Reclaim once its arguments are checked, and Transition's
+// reclaim mode; fallbackMax is the reclaim budget when meta holds none.
 func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fallbackMax float64) (out Reclaimed, err error) {
 	defer func(start time.Time) {
 		ok := StatusNone
@@ -96,10 +98,11 @@ type reclaimer struct {
 	consumers []Stream // streams whose group the commit makes worker a consumer of
 }
 
-// attempt is one try of a reclaim, in three or four round trips: the
-// first look, unwatched, which usually finds nothing to do; the second,
+// attempt is one try of a reclaim, in one to four round trips: the first
+// look, unwatched, which usually finds nothing to do; the second,
 // watched, which the decision stands on; the states of the units it may
-// claim, when the second look could not prefetch them; and the commit.
+// claim, when the second look could not prefetch them; and the commit
+// (docs/design.md#reclaim).
 func (r *reclaimer) attempt(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
 	r.ctx, r.c, r.t = ctx, c, t
 	r.out, r.corrupt, r.consumers = Reclaimed{}, nil, r.consumers[:0]
@@ -119,6 +122,7 @@ func (r *reclaimer) attempt(ctx context.Context, c rueidis.DedicatedClient, t *t
 	if err != nil {
 		return nil, err
 	}
+	t.now = second.now
 	walks, units, err := second.walk(first.looked, r.timeoutMS)
 	if err != nil {
 		return nil, err

@@ -9,7 +9,7 @@ package queue
 // into it, which may be idle (the reference, run after that settlement,
 // claims it), and a settlement retires its entry's guard. Only the second
 // look watches that many keys; the first, which usually finds nothing to
-// do, watches none.
+// do, watches none (docs/design.md#reclaim-watch).
 
 // watchSet is what a reclaim's second look WATCHes and ranges. An entry is
 // ranged only through rangeEntry, which watches it too: every entry ranged

@@ -7,6 +7,9 @@ import (
 	"github.com/redis/rueidis"
 )
 
+// The readers of the replies that several transitions read: HMGET fields,
+// XPENDING rows, optional strings, stream entries.
+
 // fieldValues reads an HMGET reply of n fields.
 func fieldValues(r rueidis.RedisResult, n int, what string) ([]rueidis.RedisMessage, error) {
 	vals, err := r.ToArray()

@@ -50,6 +50,9 @@ func TestBatchPerUnitOutcomes(t *testing.T) {
 		require.NoError(t, <-ch)
 	}
 	f.requireFinalizedOnce()
+	n, err := f.build.WorkerCount(f.ctx)
+	require.NoError(t, err)
+	assert.EqualValues(t, 2, n, "the workers that batches are shared among")
 	assert.Len(t, f.eventsOf(events.TypeDelivered), 6, "one delivered event per unit")
 	assert.Less(t, len(sizes), 6, "units ran in batches: %v", sizes)
 	s, _ := f.requireReport(report.VerdictFailed, 1)

@@ -82,3 +82,23 @@ func TestRunTimingsDefaultAndOff(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, "--timings must name a file, or off")
 }
+
+// On a shared Redis (as the least-privilege user), the suite's timings
+// live in its key: the second build finds them there and runs the longest
+// first.
+func TestRunTimingsOnRedis(t *testing.T) {
+	dir := fixture(t, timedSuite)
+	run := func() (string, string) {
+		t.Helper()
+		code, out, errs := hopper(t, dir, baseEnv(), "run", "-j", "1", "--progress", "off", "--redis", redisURL(t),
+			"--unit-type", "timed-"+t.Name(), "quick.sh", "slow.sh", "medium.sh", "--", "sh", "{unit}")
+		require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+		assert.NotContains(t, errs, "warning")
+		return out, errs
+	}
+	out, _ := run()
+	assert.Equal(t, []string{"quick.sh", "slow.sh", "medium.sh"}, ranOrder(out), "cold: the given order")
+	out, errs := run()
+	assert.Equal(t, []string{"slow.sh", "medium.sh", "quick.sh"}, ranOrder(out), "warm: longest first")
+	assert.Regexp(t, `3 of 3 unit\(s\) timed by earlier builds \(Redis key hopper:timings:\{[0-9a-f]{32}\}\)`, errs)
+}

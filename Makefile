@@ -105,6 +105,14 @@ bench-quick: redis-image
 bench-probe: redis-image
 	HOPPER_BENCH=1 HOPPER_BENCH_PROBE=1 $(GO) test -count=1 -run '^TestOneRoundTripProbe$$' -v -timeout 10m ./bench
 
+# A real suite the project does not own (bench/suite): 48 packages of the
+# Go standard library under go test -short, by go test -p 2, by hopper run
+# -j 2 cold, again with the timings it recorded, and with --batch; prints
+# each one's wall time, makespan lower bound and ratio. Heavy: minutes.
+.PHONY: bench-suite
+bench-suite: hopper
+	$(GO) run ./bench/suite -hopper bin/hopper -go $(GO)
+
 lint:
 	$(GO) vet ./...
 	@out="$$($(GOFMT) -l .)"; if [ -n "$$out" ]; then \

@@ -26,8 +26,9 @@ var MinimalACL = []string{
 	// every transition: the server's clock and an optimistic transaction
 	"+time", "+watch", "+unwatch", "+multi", "+exec",
 	// strings, keys and hashes: leases, guards, meta, unit_state, workers
+	// (HLEN counts them to size batches), the suites' timings
 	"+get", "+set", "+del", "+exists", "+type", "+pexpire",
-	"+hget", "+hmget", "+hset", "+hgetall", "+hincrby", "+hexists",
+	"+hget", "+hmget", "+hset", "+hgetall", "+hincrby", "+hexists", "+hlen",
 	// sorted sets: the worker guards' commit tokens
 	"+zadd", "+zremrangebyscore", "+zscore",
 	// streams: the units, the attempt log, the consumer group

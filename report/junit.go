@@ -26,7 +26,7 @@ import (
 // init_failed, an empty build, too few examples, Redis unreachable) adds one
 // test case named "build <id>" carrying the headline, so that the JUnit file
 // is never greener than the verdict. A reading error (unreachable, corrupt)
-// always adds it, and the manifest units with no finalized event read are
+// or a refused join always adds it, and the manifest units with no finalized event read are
 // errors "no result read", not "never finalized": their events may be in
 // the part of the log that was not read.
 
@@ -166,9 +166,9 @@ func (r *Report) junitSuite() junitSuite {
 		c.SystemOut = strings.Join(notes, "\n")
 		s.Cases = append(s.Cases, c)
 	}
-	// A reading error is never explained by the units, whatever they show:
-	// its cause is only in the headline.
-	if r.Verdict != VerdictPassed && (s.Failures+s.Errors == 0 || r.Err != nil) {
+	// A reading error or a refused join is never explained by the units,
+	// whatever they show: its cause is only in the headline.
+	if r.Verdict != VerdictPassed && (s.Failures+s.Errors == 0 || r.Err != nil || r.Verdict == VerdictRefused) {
 		c := junitCase{Name: "build " + r.BuildID, Classname: "hopper", Time: junitSeconds(0)}
 		problem := &junitProblem{Message: r.Headline, Type: string(r.Verdict), Text: strings.Join(r.Details, "\n")}
 		if r.Verdict == VerdictFailed {

@@ -114,6 +114,9 @@ type Report struct {
 //  2. nothing after the init timeout -> missing (exit 2);
 //  3. tombstone without meta -> expired (exit 3);
 //  4. state init_failed -> init_failed (exit 3), the load errors as details;
+//  4a. a worker refused to join (a fingerprint mismatch, see Refusals) ->
+//     refused (exit 2), whatever the units did: the workers ran different
+//     suites, so no verdict of one of them is the build's;
 //  5. waiting for completion gave up -> incomplete (exit 3), each
 //     unfinalized unit with its last worker;
 //  6. zero examples (Meta.Examples) and not opts.AllowEmpty -> failed (1);
@@ -160,6 +163,9 @@ func (r *Report) decide(o Observation, opts Options) (Verdict, string, []string)
 		return VerdictExpired, fmt.Sprintf("build %s was previously initialized; its state is gone (expired or evicted)", id), nil
 	case o.Meta.State == StateInitFailed:
 		return VerdictInitFailed, fmt.Sprintf("build %s failed to initialize: %d load error(s)", id, len(o.Meta.LoadErrors)), o.Meta.LoadErrors
+	case len(r.Log.Refusals()) > 0:
+		head, lines := refusedHeadline(id, r.Log.Refusals())
+		return VerdictRefused, head, lines
 	case o.Stall != nil:
 		var head string
 		if o.Stall.Cause == StallInactive {

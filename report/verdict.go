@@ -114,7 +114,7 @@ type Report struct {
 //  2. nothing after the init timeout -> missing (exit 2);
 //  3. tombstone without meta -> expired (exit 3);
 //  4. state init_failed -> init_failed (exit 3), the load errors as details;
-//  4a. a worker refused to join (a fingerprint mismatch, see Refusals) ->
+//     4a. a worker refused to join (a fingerprint mismatch, see Refusals) ->
 //     refused (exit 2), whatever the units did: the workers ran different
 //     suites, so no verdict of one of them is the build's;
 //  5. waiting for completion gave up -> incomplete (exit 3), each

@@ -114,18 +114,19 @@ type Report struct {
 //  2. nothing after the init timeout -> missing (exit 2);
 //  3. tombstone without meta -> expired (exit 3);
 //  4. state init_failed -> init_failed (exit 3), the load errors as details;
-//     4a. a worker refused to join (a fingerprint mismatch, see Refusals) ->
-//     refused (exit 2), whatever the units did: the workers ran different
-//     suites, so no verdict of one of them is the build's;
-//  5. waiting for completion gave up -> incomplete (exit 3), each
+//  5. a worker refused to join (a fingerprint mismatch, see Refusals) ->
+//     refused (exit 2), whatever the units did: the workers computed
+//     different suites, so no verdict of one of them is the build's (the
+//     original has no such rule);
+//  6. waiting for completion gave up -> incomplete (exit 3), each
 //     unfinalized unit with its last worker;
-//  6. zero examples (Meta.Examples) and not opts.AllowEmpty -> failed (1);
-//  7. fewer examples than opts.MinExamples -> failed (1);
-//  8. any failed unit -> failed (1), one line per unit;
-//  9. a manifest unit with no finalized event although finalized_count says
-//     the build is complete -> incomplete (exit 3): never a false green
-//     (the original has no such rule; it guards against a broken log);
-//  10. else passed (0).
+//  7. zero examples (Meta.Examples) and not opts.AllowEmpty -> failed (1);
+//  8. fewer examples than opts.MinExamples -> failed (1);
+//  9. any failed unit -> failed (1), one line per unit;
+//  10. a manifest unit with no finalized event although finalized_count
+//     says the build is complete -> incomplete (exit 3): never a false
+//     green (the original has no such rule; it guards against a broken log);
+//  11. else passed (0).
 //
 // Judge reads only AllowEmpty and MinExamples of opts, and the timeouts for
 // the headlines (zero means the default). It is pure and

@@ -45,6 +45,12 @@ type Summary struct {
 	Seed        json.RawMessage `json:"seed"`
 	Fingerprint *string         `json:"fingerprint"`
 	Revision    *string         `json:"revision"`
+	// FailedTests names, per unit, the tests its final attempt reported
+	// failed; FlakyTests those that failed in an earlier attempt and
+	// passed in the final one. Units that gave no per-test results are
+	// not listed.
+	FailedTests map[string][]string `json:"failed_tests"`
+	FlakyTests  map[string][]string `json:"flaky_tests"`
 }
 
 // Summary returns the JSON summary of the report.
@@ -56,6 +62,7 @@ func (r *Report) Summary() Summary {
 		Abandoned: r.log().Abandoned(), RetryCounts: r.log().RetryCounts(), ReclaimCounts: r.log().ReclaimCounts(),
 		WorkerErrors: []json.RawMessage{}, StaleRejections: len(r.log().StaleRejections()),
 		Workers: workerMap(r.Workers), LoadErrors: []string{}, FileArgs: []string{}, Seed: json.RawMessage("null"),
+		FailedTests: r.FailedTests(), FlakyTests: r.FlakyTests(),
 	}
 	for _, e := range r.log().WorkerErrors() {
 		s.WorkerErrors = append(s.WorkerErrors, e.Raw)

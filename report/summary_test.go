@@ -18,6 +18,7 @@ var summaryKeys = []string{
 	"total_examples", "finalized_count", "failed", "flaky", "never_finalized", "abandoned",
 	"retry_counts", "reclaim_counts", "worker_errors", "stale_rejections", "workers",
 	"load_errors", "file_args", "seed", "fingerprint", "revision",
+	"failed_tests", "flaky_tests",
 }
 
 // topLevelKeys returns the keys of a JSON object in the order written.
@@ -140,7 +141,9 @@ func TestSummaryOfAFailedBuild(t *testing.T) {
   ],
   "seed": 1234,
   "fingerprint": "f00d",
-  "revision": "abc123"
+  "revision": "abc123",
+  "failed_tests": {},
+  "flaky_tests": {}
 }
 `
 	require.Equalf(t, want, string(b), "got\n%s", b)
@@ -172,7 +175,9 @@ func TestSummaryOfAMissingBuild(t *testing.T) {
   "file_args": [],
   "seed": null,
   "fingerprint": null,
-  "revision": null
+  "revision": null,
+  "failed_tests": {},
+  "flaky_tests": {}
 }
 `
 	require.Equalf(t, want, string(b), "got\n%s", b)

@@ -73,6 +73,9 @@ type Observation struct {
 	Events []events.Event
 	// Stall is set when waiting for completion gave up.
 	Stall *Stall
+	// TestResults are the per-test results kept beside the log (nil when
+	// none were read).
+	TestResults TestResults
 	// Err is set when reading failed: ErrUnreachable or ErrCorrupt, wrapped.
 	// It decides the verdict before anything else.
 	Err error
@@ -103,6 +106,8 @@ type Report struct {
 	Violations []Violation
 	// Err is the reading error behind VerdictUnreachable and VerdictCorrupt.
 	Err error
+	// TestResults are the observation's, for the per-test JUnit cases.
+	TestResults TestResults
 }
 
 // Judge applies the report's rules to what was observed, in the order the
@@ -135,7 +140,7 @@ func Judge(o Observation, opts Options) *Report {
 	opts = opts.filled()
 	r := &Report{
 		BuildID: o.BuildID, Manifest: o.Manifest, FinalizedCount: o.FinalizedCount,
-		Workers: o.Workers, Log: NewLog(o.Events), Err: o.Err,
+		Workers: o.Workers, Log: NewLog(o.Events), Err: o.Err, TestResults: o.TestResults,
 	}
 	if o.Presence == PresenceMeta {
 		m := o.Meta

@@ -92,7 +92,10 @@ func (w waiter) observe(ctx context.Context, obs *Observation) error {
 	if obs.Presence != PresenceMeta {
 		return nil // meta vanished while waiting: nothing left to read
 	}
-	obs.Events, err = w.rd.attempts(ctx)
+	if obs.Events, err = w.rd.attempts(ctx); err != nil {
+		return err
+	}
+	obs.TestResults, err = w.testResults(ctx)
 	return err
 }
 

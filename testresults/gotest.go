@@ -13,11 +13,12 @@ import (
 
 // goTestEvent is one line of go test -json (cmd/test2json's TestEvent).
 type goTestEvent struct {
-	Action  string
-	Package string
-	Test    string
-	Elapsed float64
-	Output  string
+	Action     string
+	Package    string
+	ImportPath string // build-output and build-fail (Go 1.24 and later)
+	Test       string
+	Elapsed    float64
+	Output     string
 }
 
 // goTestRun accumulates one test's (or, with an empty name, one package's)
@@ -63,7 +64,18 @@ func (p *goTestParser) line(line []byte) {
 		return
 	}
 	var ev goTestEvent
-	if json.Unmarshal(line, &ev) != nil || ev.Action == "" || ev.Package == "" {
+	if json.Unmarshal(line, &ev) != nil || ev.Action == "" {
+		return
+	}
+	if ev.Package == "" && ev.ImportPath != "" {
+		// The build of "m/p [m/p.test]": its output explains the package's
+		// failure, so it is the package's own.
+		ev.Package, _, _ = strings.Cut(ev.ImportPath, " ")
+		if ev.Action == "build-fail" {
+			ev.Action = "build-output" // the package's own fail event follows
+		}
+	}
+	if ev.Package == "" {
 		return
 	}
 	key := [2]string{ev.Package, ev.Test}

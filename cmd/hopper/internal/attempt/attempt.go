@@ -165,8 +165,13 @@ func TestEnvNumber(slot int) string {
 // Func returns the worker.Func that runs c once per attempt.
 func (c *Command) Func() worker.Func {
 	return func(ctx context.Context, r queue.Reservation) worker.Result {
-		out, o := c.Run(ctx, r.UnitID)
-		return c.result(r, out, o)
+		out, o, tests := c.runTests(ctx, r.UnitID)
+		res := c.result(r, out, o)
+		res.Tests = tests
+		if msg := failedTestsMessage(tests, events.MaxMessageBytes); msg != "" && len(res.Errors) == 1 {
+			res.Errors[0].Message = msg
+		}
+		return res
 	}
 }
 
@@ -175,6 +180,11 @@ func (c *Command) Func() worker.Func {
 // group is gone, or drainWait after that when something outside the group
 // still holds the output.
 func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
+	return c.run(ctx, unit, nil)
+}
+
+// run is Run with extra variables in the command's environment.
+func (c *Command) run(ctx context.Context, unit string, extraEnv []string) ([]byte, Outcome) {
 	start := time.Now()
 	argv := c.Argv(unit)
 	buf := newTail(c.maxOutput())
@@ -194,7 +204,7 @@ func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
 		return nil, o
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = c.environ(unit)
+	cmd.Env = append(c.environ(unit), extraEnv...)
 	cmd.Dir = c.Dir
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout, cmd.Stderr = pw, pw

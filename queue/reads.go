@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hopper-queue/hopper/budget"
+	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/fence"
 	"github.com/redis/rueidis"
 )
@@ -228,6 +229,9 @@ func (b *Build) renew(c rueidis.DedicatedClient, cmds rueidis.Commands) rueidis.
 	for _, key := range b.keys.live() {
 		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(key).Args(b.ttlText).Build())
 	}
+	if b.keys.baseMeta != "" {
+		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(b.keys.baseMeta).Args(b.ttlText).Build())
+	}
 	return cmds
 }
 
@@ -236,6 +240,7 @@ func (b *Build) touchWorker(c rueidis.DedicatedClient, worker string, rec worker
 }
 
 func (b *Build) appendEvent(c rueidis.DedicatedClient, json []byte) rueidis.Completed {
+	json = events.StampRound(json, b.keys.round)
 	return c.B().Xadd().Key(b.keys.Attempts).Id("*").FieldValue().FieldValue("json", string(json)).Build()
 }
 

@@ -30,6 +30,14 @@ func (r *Report) WriteConsole(w io.Writer) error {
 	for _, d := range r.Details {
 		fmt.Fprintf(bw, "  %s\n", d)
 	}
+	for _, line := range r.roundLines() {
+		fmt.Fprintf(bw, "  %s\n", line)
+	}
+	for _, f := range r.log().Failed() {
+		if round := r.roundOf(f.UnitID); r.Rounds > 1 {
+			fmt.Fprintf(bw, "  %s: result of round %d\n", f.UnitID, round)
+		}
+	}
 	failedTests := r.FailedTests()
 	for _, u := range r.junitUnits() {
 		if names := failedTests[u]; len(names) > 0 {

@@ -51,6 +51,10 @@ type Summary struct {
 	// not listed.
 	FailedTests map[string][]string `json:"failed_tests"`
 	FlakyTests  map[string][]string `json:"flaky_tests"`
+	// Rounds is the build's number of rounds; UnitRounds maps each unit a
+	// later round ran again to the round its result is from.
+	Rounds     int            `json:"rounds"`
+	UnitRounds map[string]int `json:"unit_rounds"`
 }
 
 // Summary returns the JSON summary of the report.
@@ -63,6 +67,10 @@ func (r *Report) Summary() Summary {
 		WorkerErrors: []json.RawMessage{}, StaleRejections: len(r.log().StaleRejections()),
 		Workers: workerMap(r.Workers), LoadErrors: []string{}, FileArgs: []string{}, Seed: json.RawMessage("null"),
 		FailedTests: r.FailedTests(), FlakyTests: r.FlakyTests(),
+		Rounds: max(r.Rounds, 1), UnitRounds: map[string]int{},
+	}
+	for u, round := range r.UnitRounds {
+		s.UnitRounds[u] = round
 	}
 	for _, e := range r.log().WorkerErrors() {
 		s.WorkerErrors = append(s.WorkerErrors, e.Raw)

@@ -18,7 +18,7 @@ var summaryKeys = []string{
 	"total_examples", "finalized_count", "failed", "flaky", "never_finalized", "abandoned",
 	"retry_counts", "reclaim_counts", "worker_errors", "stale_rejections", "workers",
 	"load_errors", "file_args", "seed", "fingerprint", "revision",
-	"failed_tests", "flaky_tests",
+	"failed_tests", "flaky_tests", "rounds", "unit_rounds",
 }
 
 // topLevelKeys returns the keys of a JSON object in the order written.
@@ -143,7 +143,9 @@ func TestSummaryOfAFailedBuild(t *testing.T) {
   "fingerprint": "f00d",
   "revision": "abc123",
   "failed_tests": {},
-  "flaky_tests": {}
+  "flaky_tests": {},
+  "rounds": 1,
+  "unit_rounds": {}
 }
 `
 	require.Equalf(t, want, string(b), "got\n%s", b)
@@ -177,7 +179,9 @@ func TestSummaryOfAMissingBuild(t *testing.T) {
   "fingerprint": null,
   "revision": null,
   "failed_tests": {},
-  "flaky_tests": {}
+  "flaky_tests": {},
+  "rounds": 1,
+  "unit_rounds": {}
 }
 `
 	require.Equalf(t, want, string(b), "got\n%s", b)

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
@@ -10,21 +11,27 @@ import (
 )
 
 // TestResults are the per-test results of a build's settled attempts, by
-// attempt, as the queue keeps them beside the attempt log.
-type TestResults map[queue.AttemptRef]json.RawMessage
+// round and attempt, as the queue keeps them beside the attempt log.
+type TestResults map[int]map[queue.AttemptRef]json.RawMessage
 
-// testResults reads them; an unreadable hash is the report's reading
-// error like any other key's.
-func (w waiter) testResults(ctx context.Context) (TestResults, error) {
-	b, err := queue.OpenKeys(w.rd.client, w.rd.keys, queue.Options{})
-	if err != nil {
-		return nil, err
+// testResults reads those of every round; an unreadable hash is the
+// report's reading error like any other key's.
+func (w waiter) testResults(ctx context.Context, baseMeta map[string]string) (TestResults, error) {
+	rounds, err := strconv.Atoi(baseMeta["round"])
+	if err != nil || rounds < 1 {
+		rounds = 1
 	}
-	res, err := b.TestResults(ctx)
-	if err != nil {
-		return nil, readError("HGETALL tests", err)
+	out := TestResults{}
+	for round := 1; round <= rounds; round++ {
+		b, err := queue.OpenKeys(w.rd.client, queue.RoundKeys(w.build, round), queue.Options{})
+		if err != nil {
+			return nil, err
+		}
+		if out[round], err = b.TestResults(ctx); err != nil {
+			return nil, readError("HGETALL tests", err)
+		}
 	}
-	return res, nil
+	return out, nil
 }
 
 // unitTests is what one unit's attempts say of its tests: the final
@@ -45,7 +52,7 @@ func (r *Report) testsOf(unit string) unitTests {
 	}
 	settled := r.log().settlements(unit)
 	for i, ev := range settled {
-		raw, ok := r.TestResults[queue.AttemptRef{UnitID: unit, Stream: ev.Stream, EntryID: ev.EntryID, WorkerID: ev.WorkerID}]
+		raw, ok := r.TestResults[ev.RoundOf()][queue.AttemptRef{UnitID: unit, Stream: ev.Stream, EntryID: ev.EntryID, WorkerID: ev.WorkerID}]
 		if !ok {
 			continue
 		}

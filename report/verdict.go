@@ -108,6 +108,11 @@ type Report struct {
 	Err error
 	// TestResults are the observation's, for the per-test JUnit cases.
 	TestResults TestResults
+	// Rounds is the build's number of rounds (1 unless a CI retry ran
+	// again what did not pass); UnitRounds maps each unit a later round ran
+	// to the round its result is from.
+	Rounds     int
+	UnitRounds map[string]int
 }
 
 // Judge applies the report's rules to what was observed, in the order the
@@ -140,8 +145,9 @@ func Judge(o Observation, opts Options) *Report {
 	opts = opts.filled()
 	r := &Report{
 		BuildID: o.BuildID, Manifest: o.Manifest, FinalizedCount: o.FinalizedCount,
-		Workers: o.Workers, Log: NewLog(o.Events), Err: o.Err, TestResults: o.TestResults,
+		Workers: o.Workers, Err: o.Err, TestResults: o.TestResults,
 	}
+	r.Log, r.UnitRounds, r.Rounds = roundLog(o.Events)
 	if o.Presence == PresenceMeta {
 		m := o.Meta
 		r.Meta, r.State = &m, m.State

@@ -41,7 +41,7 @@ func Run(ctx context.Context, client rueidis.Client, buildID string, opts Option
 	if _, err := queue.Open(client, buildID, queue.Options{}); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	w := waiter{rd: reader{client: client, keys: queue.BuildKeys(buildID)}, opts: o, start: o.Clock.Now()}
+	w := waiter{rd: reader{client: client, keys: queue.BuildKeys(buildID)}, opts: o, start: o.Clock.Now(), build: buildID}
 	obs := Observation{BuildID: buildID}
 	err = w.observe(ctx, &obs)
 	if ctx.Err() != nil {
@@ -58,6 +58,7 @@ type waiter struct {
 	rd    reader
 	opts  Options
 	start time.Time
+	build string
 }
 
 func (w waiter) elapsed() time.Duration { return w.opts.Clock.Now().Sub(w.start) }
@@ -85,8 +86,14 @@ func (w waiter) observe(ctx context.Context, obs *Observation) error {
 		return err
 	}
 	if obs.Meta.State != StateInitFailed {
-		if err := w.complete(ctx, obs); err != nil {
+		rounds, err := w.completeRound(ctx, obs, st.meta)
+		if err != nil {
 			return err
+		}
+		if !rounds {
+			if err := w.complete(ctx, obs); err != nil {
+				return err
+			}
 		}
 	}
 	if obs.Presence != PresenceMeta {
@@ -95,7 +102,7 @@ func (w waiter) observe(ctx context.Context, obs *Observation) error {
 	if obs.Events, err = w.rd.attempts(ctx); err != nil {
 		return err
 	}
-	obs.TestResults, err = w.testResults(ctx)
+	obs.TestResults, err = w.testResults(ctx, st.meta)
 	return err
 }
 

@@ -156,6 +156,8 @@ func (o outputs) reportOptions() report.Options {
 type workOptions struct {
 	target
 	WorkerID         string
+	// Retry is the CI's retry signal, or --retry-failed (see retry.go).
+	Retry queue.RetrySignal
 	Revision         string
 	UnitType         string
 	Timeout          time.Duration
@@ -189,7 +191,7 @@ type workFlags struct {
 	worker, revision, unitType, unitsFrom, progress                  *string
 	timeout, maxUnit, maxRequeues, tolerance, maxReclaims, processes *string
 	ttl, tombstoneTTL, initTimeout                                   *string
-	reportOnExit                                                     *bool
+	reportOnExit, retryFailed                                        *bool
 	outputs                                                          outputFlags
 }
 
@@ -206,7 +208,7 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		maxReclaims: f.String("max-reclaims", "3"), processes: f.String(processes, "1", aliases...),
 		ttl: f.String("ttl", "14400"), tombstoneTTL: f.String("tombstone-ttl", "604800"),
 		initTimeout:  f.String("init-timeout", "300"),
-		reportOnExit: f.Bool("report-on-exit"),
+		reportOnExit: f.Bool("report-on-exit"), retryFailed: f.Bool("retry-failed"),
 		outputs:      addOutputFlags(f),
 	}
 }
@@ -243,6 +245,7 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 		return o, usagef("--ttl %q must be longer than --timeout %q plus a heartbeat interval (%v): the build's keys would expire under a worker that rides out an outage", *wf.ttl, *wf.timeout, hb)
 	}
 	o.ReportOnExit = *wf.reportOnExit
+	o.Retry = retrySignal(env, *wf.retryFailed)
 	o.Revision, o.UnitType, o.UnitsFrom = *wf.revision, strings.TrimSpace(*wf.unitType), *wf.unitsFrom
 	if f.Given("units-from") && o.UnitsFrom == "" {
 		return o, usagef("--units-from must name a file, or - for stdin")
@@ -310,7 +313,7 @@ func (o workOptions) config(workerID string) worker.Config {
 		Timeout: o.Timeout, MaxUnitDuration: o.MaxUnitDuration,
 		MaxRequeues: o.MaxRequeues, RequeueTolerance: o.RequeueTolerance, MaxReclaims: maxReclaims,
 		TTL: o.TTL, TombstoneTTL: o.TombstoneTTL, InitTimeout: o.InitTimeout,
-		PollInterval: o.pollInterval,
+		PollInterval: o.pollInterval, Retry: o.Retry,
 	}
 }
 

@@ -67,6 +67,10 @@ Flags (environment fallbacks in brackets):
   --init-timeout SECONDS   wait for the build to be published (default 300)
   --progress MODE          auto, live, plain or off (default auto: a live line on
                            a terminal, a plain line every few seconds otherwise)
+  --retry-failed           arriving at a complete build that did not pass, open a
+                           new round of it that runs again only the units that
+                           did not pass (a CI retry does so by itself: GitLab,
+                           GitHub Actions, Buildkite; see the README)
   --report-on-exit         run the report once the build is complete; then also:
   --summary-out FILE  --failed-out FILE  --junit-out FILE  --html-out FILE
   --allow-empty  --min-examples N      (see hopper report --help)
@@ -96,7 +100,7 @@ Flags:
                            node index, then <hostname>-<pid>]
   --units-from FILE, --unit-type, --revision, --timeout, --max-unit-duration,
   --max-requeues, --requeue-tolerance, --max-reclaims, --ttl, --tombstone-ttl,
-  --init-timeout, --progress      as hopper work
+  --init-timeout, --progress, --retry-failed as hopper work
   --summary-out FILE, --failed-out FILE, --junit-out FILE, --html-out FILE,
   --allow-empty, --min-examples N as hopper report
 ` + redisForms

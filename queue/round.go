@@ -220,4 +220,3 @@ func roundMetaFields(base map[string]string, round int, units []string, now int6
 	}
 	return f
 }
-

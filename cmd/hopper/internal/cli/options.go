@@ -155,9 +155,9 @@ func (o outputs) reportOptions() report.Options {
 // workOptions are hopper work's, and the worker half of hopper run's.
 type workOptions struct {
 	target
-	WorkerID         string
+	WorkerID string
 	// Retry is the CI's retry signal, or --retry-failed (see retry.go).
-	Retry queue.RetrySignal
+	Retry            queue.RetrySignal
 	Revision         string
 	UnitType         string
 	Timeout          time.Duration
@@ -209,7 +209,7 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		ttl: f.String("ttl", "14400"), tombstoneTTL: f.String("tombstone-ttl", "604800"),
 		initTimeout:  f.String("init-timeout", "300"),
 		reportOnExit: f.Bool("report-on-exit"), retryFailed: f.Bool("retry-failed"),
-		outputs:      addOutputFlags(f),
+		outputs: addOutputFlags(f),
 	}
 }
 

@@ -64,7 +64,7 @@ func (e Event) UnitScoped() bool {
 // known reports whether Decode reads every field of events of type typ.
 func known(typ string) bool {
 	switch typ {
-	case TypeDelivered, TypeReclaimed, TypeRequeued, TypeAbandoned, TypeFinalized, TypeWorkerError, TypeStaleRejected:
+	case TypeDelivered, TypeReclaimed, TypeRequeued, TypeAbandoned, TypeFinalized, TypeWorkerError, TypeStaleRejected, TypeRoundOpened:
 		return true
 	}
 	return false

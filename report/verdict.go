@@ -43,6 +43,8 @@ type StallCause string
 const (
 	StallTimeout  StallCause = "timeout"  // Options.Timeout passed
 	StallInactive StallCause = "inactive" // no sign of life for Options.InactiveTimeout
+	// StallInterrupted: the run was stopped (Options.Interrupted).
+	StallInterrupted StallCause = "interrupted"
 )
 
 // Stall records that waiting for completion gave up before every unit was
@@ -180,7 +182,9 @@ func (r *Report) decide(o Observation, opts Options) (Verdict, string, []string)
 		return VerdictRefused, head, lines
 	case o.Stall != nil:
 		var head string
-		if o.Stall.Cause == StallInactive {
+		if o.Stall.Cause == StallInterrupted {
+			head = "incomplete: interrupted; " + r.gap()
+		} else if o.Stall.Cause == StallInactive {
 			head = fmt.Sprintf("incomplete: workers inactive for %s (--inactive-timeout %s); %s",
 				seconds(o.Stall.Idle.Round(time.Second)), seconds(opts.InactiveTimeout), r.gap())
 		} else {

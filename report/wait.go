@@ -113,7 +113,7 @@ func (w waiter) appear(ctx context.Context) (status, error) {
 		if err != nil || len(st.meta) > 0 || st.tombstone {
 			return st, err
 		}
-		if w.elapsed() >= w.opts.InitTimeout {
+		if w.elapsed() >= w.opts.InitTimeout || w.opts.Interrupted {
 			return st, nil
 		}
 		if err := w.opts.Clock.Sleep(ctx, w.opts.PollInterval); err != nil {
@@ -154,6 +154,10 @@ func (w waiter) complete(ctx context.Context, obs *Observation) error {
 		n := m.FinalizedCount
 		obs.FinalizedCount = &n
 		if n >= m.TotalUnits {
+			return nil
+		}
+		if w.opts.Interrupted {
+			obs.Stall = &Stall{Cause: StallInterrupted}
 			return nil
 		}
 		if w.elapsed() >= w.opts.Timeout {

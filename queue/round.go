@@ -10,7 +10,6 @@ import (
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/fence"
-	"github.com/redis/rueidis"
 )
 
 // A retry round runs again, as part of the same build, the units of a
@@ -86,24 +85,12 @@ type Entered struct {
 // The worker's slot and attempt are recorded in the round it enters.
 func (b *Build) EnterRound(ctx context.Context, worker string, sig RetrySignal) (Entered, error) {
 	for n := 1; ; n++ {
-		latest, err := b.latestRound(ctx)
-		if err != nil {
-			return Entered{}, err
-		}
-		rb, err := b.round(latest)
-		if err != nil {
-			return Entered{}, err
-		}
-		meta, err := rb.readMeta(ctx)
-		if err != nil {
-			return Entered{}, err
-		}
-		p, err := rb.Progress(ctx)
+		latest, rb, meta, err := b.latest(ctx)
 		if err != nil {
 			return Entered{}, err
 		}
 		retry := sig.Force || (sig.Slot != "" && meta[metaCIPrefix+sig.Slot] != "" && meta[metaCIPrefix+sig.Slot] != sig.Attempt)
-		if !p.Complete() || !retry {
+		if !roundComplete(meta) || !retry {
 			return Entered{Round: latest}, rb.recordCI(ctx, sig)
 		}
 		e, err := b.openRound(ctx, worker, latest, sig)
@@ -128,18 +115,37 @@ func (b *Build) round(n int) (*Build, error) {
 // on which a worker of that round runs every transition.
 func (b *Build) Round(n int) (*Build, error) { return b.round(n) }
 
-// latestRound reads the build's meta's round: 1 when it has none.
-func (b *Build) latestRound(ctx context.Context) (int, error) {
-	ctx, cancel := boundedRead(ctx, readTimeout)
-	defer cancel()
-	v, err := b.client.Do(ctx, b.client.B().Hget().Key(b.keys.Meta).Field(metaRound).Build()).ToString()
-	if rueidis.IsRedisNil(err) {
-		return 1, nil
-	}
+// latest reads the build's meta and, when the build has rounds, its
+// latest round's: that round, its Build and its meta.
+func (b *Build) latest(ctx context.Context) (int, *Build, map[string]string, error) {
+	meta, err := b.readMeta(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("queue: reading the round of %s: %w", b.keys.Meta, err)
+		return 0, nil, nil, err
 	}
-	return parseRound(v)
+	v, ok := meta[metaRound]
+	if !ok {
+		return 1, b, meta, nil
+	}
+	n, err := parseRound(v)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	rb, err := b.round(n)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	if n > 1 {
+		meta, err = rb.readMeta(ctx)
+	}
+	return n, rb, meta, err
+}
+
+// roundComplete tells from a round's meta that every unit of it is
+// finalized (see Progress).
+func roundComplete(meta map[string]string) bool {
+	fin, err1 := strconv.ParseInt(meta[metaFinalized], 10, 64)
+	total, err2 := strconv.ParseInt(meta[metaTotalUnits], 10, 64)
+	return err1 == nil && err2 == nil && fin >= total
 }
 
 func parseRound(v string) (int, error) {

@@ -65,7 +65,7 @@ func (b *Build) openRoundOnce(ctx context.Context, c rueidis.DedicatedClient, wo
 			return Entered{}, err
 		}
 	}
-	if latest != r || taken == 1 || meta[metaFinalized] != meta[metaTotalUnits] {
+	if latest != r || taken == 1 || !roundComplete(meta) {
 		unwatch(c)
 		return Entered{}, errAborted // moved since the look: look again
 	}

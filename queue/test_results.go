@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	"github.com/redis/rueidis"
 )
@@ -86,7 +85,7 @@ func (b *Build) TestResults(ctx context.Context) (map[AttemptRef]json.RawMessage
 	key := b.keys.testResultsKey()
 	all, err := b.client.Do(ctx, b.client.B().Hgetall().Key(key).Build()).AsStrMap()
 	if err != nil {
-		return nil, fmt.Errorf("queue: reading test results %s: %w", key, err)
+		return nil, &ReadError{Read: "HGETALL " + key, Err: err}
 	}
 	out := make(map[AttemptRef]json.RawMessage, len(all))
 	for f, v := range all {

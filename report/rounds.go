@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/hopper-queue/hopper/events"
-	"github.com/hopper-queue/hopper/queue"
 )
 
 // A build retried by a CI retry has rounds (see docs/design.md#rounds):
@@ -86,7 +85,9 @@ func (w waiter) completeRound(ctx context.Context, obs *Observation, baseMeta ma
 		return false, nil
 	}
 	rw := w
-	rw.rd.keys = queue.RoundKeys(w.build, round)
+	if rw.rd.b, err = w.rd.b.Round(round); err != nil {
+		return true, err
+	}
 	ro := Observation{BuildID: obs.BuildID, Presence: PresenceMeta}
 	if err := rw.complete(ctx, &ro); err != nil {
 		return true, err

@@ -23,12 +23,12 @@ func (w waiter) testResults(ctx context.Context, baseMeta map[string]string) (Te
 	}
 	out := TestResults{}
 	for round := 1; round <= rounds; round++ {
-		b, err := queue.OpenKeys(w.rd.client, queue.RoundKeys(w.build, round), queue.Options{})
+		b, err := w.rd.b.Round(round)
 		if err != nil {
 			return nil, err
 		}
 		if out[round], err = b.TestResults(ctx); err != nil {
-			return nil, readError("HGETALL tests", err)
+			return nil, readError(err)
 		}
 	}
 	return out, nil

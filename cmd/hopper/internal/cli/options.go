@@ -213,7 +213,7 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		tombstoneTTL: f.String("tombstone-ttl", secondsText(worker.DefaultTombstoneTTL)),
 		initTimeout:  f.String("init-timeout", secondsText(worker.DefaultInitTimeout)),
 		reportOnExit: f.Bool("report-on-exit"), retryFailed: f.Bool("retry-failed"),
-		outputs:      addOutputFlags(f),
+		outputs: addOutputFlags(f),
 	}
 }
 

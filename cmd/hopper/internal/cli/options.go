@@ -212,8 +212,9 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		ttl:          f.String("ttl", secondsText(worker.DefaultTTL)),
 		tombstoneTTL: f.String("tombstone-ttl", secondsText(worker.DefaultTombstoneTTL)),
 		initTimeout:  f.String("init-timeout", secondsText(worker.DefaultInitTimeout)),
-		reportOnExit: f.Bool("report-on-exit"), retryFailed: f.Bool("retry-failed"),
-		outputs: addOutputFlags(f),
+		reportOnExit: f.Bool("report-on-exit"),
+		retryFailed:  f.Bool("retry-failed"),
+		outputs:      addOutputFlags(f),
 	}
 }
 

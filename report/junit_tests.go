@@ -73,10 +73,7 @@ func (r *Report) unitSuites() []junitSuite {
 // testCase is one test's case; earlier are its failures in the attempts
 // before the final one.
 func testCase(unit string, c testresults.Case, earlier []testresults.Case) junitCase {
-	jc := junitCase{Name: c.Name, Classname: c.Suite, Time: junitSeconds(float64(c.Duration.Microseconds()) / 1000)}
-	if jc.Name == "" {
-		jc.Name = unit
-	}
+	jc := junitCase{Name: c.Label(), Classname: c.Suite, Time: junitSeconds(float64(c.Duration.Microseconds()) / 1000)}
 	if jc.Classname == "" {
 		jc.Classname = unit
 	}

@@ -37,3 +37,12 @@ type Case struct {
 
 // Failed reports whether the case failed.
 func (c Case) Failed() bool { return c.Status == Failed }
+
+// Label names the case for people: its Name, or its Unit for the result
+// of the unit as a whole.
+func (c Case) Label() string {
+	if c.Name == "" {
+		return c.Unit
+	}
+	return c.Name
+}

@@ -93,11 +93,7 @@ func FailedNames(cases []Case) []string {
 		if !c.Failed() {
 			continue
 		}
-		name := c.Name
-		if name == "" {
-			name = c.Unit
-		}
-		if !seen[name] {
+		if name := c.Label(); !seen[name] {
 			seen[name] = true
 			names = append(names, name)
 		}

@@ -60,14 +60,9 @@ func goTestCases(out []byte) []testresults.Case {
 func failedTestsMessage(cases []testresults.Case, limit int) string {
 	var b strings.Builder
 	for _, c := range cases {
-		if !c.Failed() {
-			continue
+		if c.Failed() {
+			fmt.Fprintf(&b, "%s: %s\n", c.Label(), c.Message)
 		}
-		name := c.Name
-		if name == "" {
-			name = c.Unit
-		}
-		fmt.Fprintf(&b, "%s: %s\n", name, c.Message)
 	}
 	return Tail([]byte(b.String()), limit)
 }

@@ -47,6 +47,21 @@ func RoundKeys(buildID string, n int) Keys {
 	}
 }
 
+// OfRound returns the keys of round n of the build whose keys (of any
+// round) k are: for readers that found the build's latest round in its
+// meta ("round").
+func (k Keys) OfRound(n int) Keys {
+	meta := k.Meta
+	if k.baseMeta != "" {
+		meta = k.baseMeta
+	}
+	i, j := strings.IndexByte(meta, '{'), strings.IndexByte(meta, '}')
+	if i < 0 || j <= i+1 {
+		return k // not a build's layout: it has no rounds
+	}
+	return RoundKeys(meta[i+1:j], n)
+}
+
 // Round returns the round these keys are of: 1 for the build's own.
 func (k Keys) Round() int { return max(k.round, 1) }
 

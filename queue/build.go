@@ -3,6 +3,7 @@ package queue
 import (
 	"fmt"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -103,7 +104,8 @@ type Build struct {
 	// workerGuards remembers the worker guards this Build's commits wrote
 	// (see worker_guards.go).
 	workerGuards *workerGuards
-	batches      batcher // see batch.go
+	batches      batcher     // see batch.go
+	watchWorks   atomic.Bool // a probe's WATCH was answered (see unsupported.go)
 	// guardedOnly: refuse builds whose meta lacks the guarded mark
 	// (Transition's Builds; see guarded_mark.go).
 	guardedOnly bool

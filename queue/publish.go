@@ -88,7 +88,7 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 		}
 		redirected := isRedirect(err)
 		if !errors.Is(err, errAborted) && !redirected {
-			return err
+			return refusedCommand(b.watchDropped(ctx, err))
 		}
 		// A watched key moved (the lease expired, or someone published):
 		// look again, and the checks will say what happened. Or the build's

@@ -250,7 +250,13 @@ func (c *Command) run(ctx context.Context, unit string, extraEnv []string) ([]by
 		<-drained
 	}
 	pr.Close()
+	o.setExit(waitErr)
+	return buf.Bytes(), o
+}
 
+// setExit records how the command ended, from what reaping it returned: an
+// exit code, the signal that killed it, or why it could not be waited for.
+func (o *Outcome) setExit(waitErr error) {
 	var exitErr *exec.ExitError
 	switch {
 	case waitErr == nil:
@@ -264,7 +270,6 @@ func (c *Command) run(ctx context.Context, unit string, extraEnv []string) ([]by
 	default:
 		o.StartErr = waitErr
 	}
-	return buf.Bytes(), o
 }
 
 // StartCause is why a command could not start, without the program's name,

@@ -25,14 +25,17 @@ type target struct {
 	Redis string
 	// redisFrom names where Redis came from (--redis or a variable).
 	redisFrom string
+	// TLS is how a rediss:// connection checks the server (see tls.go).
+	TLS tlsFiles
 }
 
 type targetFlags struct {
 	build, redis *string
+	tls          tlsFlags
 }
 
 func addTargetFlags(f *flagSet) targetFlags {
-	return targetFlags{build: f.String("build", ""), redis: f.String("redis", "")}
+	return targetFlags{build: f.String("build", ""), redis: f.String("redis", ""), tls: addTLSFlags(f)}
 }
 
 // resolve applies the fallbacks of --build (HOPPER_BUILD_ID, then the CI's
@@ -83,7 +86,9 @@ func (tf targetFlags) resolve(f *flagSet, env Env, needBuild bool) (target, erro
 			return t, err
 		}
 	}
-	return t, nil
+	var err error
+	t.TLS, err = tf.tls.resolve(f, env, t)
+	return t, err
 }
 
 // needRedis refuses a target without Redis, for every command but run.

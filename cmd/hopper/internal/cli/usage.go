@@ -171,4 +171,13 @@ Redis URL forms (--redis, HOPPER_REDIS_URL, REDIS_URL):
 A missing port is 6379. The client learns the rest of a cluster from the nodes
 it is given, and finds out when a single address is a cluster node. A cluster
 has only database 0.
+
+TLS (rediss://): the server's certificate is checked against the system's
+roots and the host name; a refused one is one line and exit 2.
+  --redis-ca FILE          PEM CA bundle to trust as well [HOPPER_REDIS_CA]
+  --redis-cert FILE --redis-key FILE
+                           client certificate and key, for mutual TLS
+                           [HOPPER_REDIS_CERT, HOPPER_REDIS_KEY]
+  --redis-insecure-skip-verify
+                           check no certificate (warns on every run)
 `

@@ -1,6 +1,9 @@
 package queue
 
-import "github.com/redis/rueidis"
+import (
+	"github.com/hopper-queue/hopper/events"
+	"github.com/redis/rueidis"
+)
 
 // The commands that several transitions send: the writes they share (TTL
 // renewal, the worker's record, the log, guards). The meta check every one
@@ -12,6 +15,11 @@ func (b *Build) renew(c rueidis.DedicatedClient, cmds rueidis.Commands) rueidis.
 	for _, key := range b.keys.live() {
 		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(key).Args(b.ttlText).Build())
 	}
+	if b.keys.baseMeta != "" {
+		// A retry round's transitions keep the build's own meta, which
+		// names the round, alive with theirs (see round.go).
+		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(b.keys.baseMeta).Args(b.ttlText).Build())
+	}
 	return cmds
 }
 
@@ -20,6 +28,7 @@ func (b *Build) touchWorker(c rueidis.DedicatedClient, worker string, rec worker
 }
 
 func (b *Build) appendEvent(c rueidis.DedicatedClient, json []byte) rueidis.Completed {
+	json = events.StampRound(json, b.keys.round)
 	return c.B().Xadd().Key(b.keys.Attempts).Id("*").FieldValue().FieldValue("json", string(json)).Build()
 }
 

@@ -18,6 +18,7 @@ var summaryKeys = []string{
 	"total_examples", "finalized_count", "failed", "flaky", "never_finalized", "abandoned",
 	"retry_counts", "reclaim_counts", "worker_errors", "stale_rejections", "workers",
 	"load_errors", "file_args", "seed", "fingerprint", "revision", "units",
+	"failed_tests", "flaky_tests", "rounds", "unit_rounds",
 }
 
 // topLevelKeys returns the keys of a JSON object in the order written.
@@ -214,7 +215,11 @@ func TestSummaryOfAFailedBuild(t *testing.T) {
         }
       ]
     }
-  ]
+  ],
+  "failed_tests": {},
+  "flaky_tests": {},
+  "rounds": 1,
+  "unit_rounds": {}
 }
 `
 	require.Equalf(t, want, string(b), "got\n%s", b)
@@ -247,7 +252,11 @@ func TestSummaryOfAMissingBuild(t *testing.T) {
   "seed": null,
   "fingerprint": null,
   "revision": null,
-  "units": []
+  "units": [],
+  "failed_tests": {},
+  "flaky_tests": {},
+  "rounds": 1,
+  "unit_rounds": {}
 }
 `
 	require.Equalf(t, want, string(b), "got\n%s", b)

@@ -48,6 +48,10 @@ type Config struct {
 	// WorkerID names this worker; unique within the build. Default
 	// <hostname>-<pid>, so several workers in one process must set it.
 	WorkerID string
+	// Retry says whether this worker, arriving at a complete build that
+	// did not pass, runs again what did not pass in a new round (see
+	// queue.Build.EnterRound). The zero value never opens a round.
+	Retry queue.RetrySignal
 
 	// Timeout is how long a unit's owner may stay silent before another
 	// worker reclaims it. The heartbeat runs every min(Timeout/3, 30 s).

@@ -82,6 +82,9 @@ func run(ctx context.Context, client rueidis.Client, suite Suite, cfg Config, fn
 		verb = "initialized"
 	}
 	w.logf("%s build %s (%d units)", verb, cfg.BuildID, joined.Manifest.TotalUnits())
+	if err := w.enterRound(ctx); err != nil {
+		return fmt.Errorf("worker %s: %w", cfg.WorkerID, err)
+	}
 	return w.loop(ctx)
 }
 

@@ -160,7 +160,9 @@ func (o outputs) reportOptions() report.Options {
 // workOptions are hopper work's, and the worker half of hopper run's.
 type workOptions struct {
 	target
-	WorkerID         string
+	WorkerID string
+	// Retry is the CI's retry signal, or --retry-failed (see retry.go).
+	Retry            queue.RetrySignal
 	Revision         string
 	UnitType         string
 	Timeout          time.Duration
@@ -202,7 +204,7 @@ type workFlags struct {
 	worker, revision, unitType, unitsFrom, progress, timings, batch  *string
 	timeout, maxUnit, maxRequeues, tolerance, maxReclaims, processes *string
 	ttl, tombstoneTTL, initTimeout                                   *string
-	reportOnExit                                                     *bool
+	reportOnExit, retryFailed                                        *bool
 	outputs                                                          outputFlags
 }
 
@@ -226,6 +228,7 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		tombstoneTTL: f.String("tombstone-ttl", secondsText(worker.DefaultTombstoneTTL)),
 		initTimeout:  f.String("init-timeout", secondsText(worker.DefaultInitTimeout)),
 		reportOnExit: f.Bool("report-on-exit"),
+		retryFailed:  f.Bool("retry-failed"),
 		outputs:      addOutputFlags(f),
 	}
 }
@@ -265,6 +268,7 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 		return o, usagef("--ttl %q must be longer than --timeout %q plus a heartbeat interval (%v): the build's keys would expire under a worker that rides out an outage", *wf.ttl, *wf.timeout, hb)
 	}
 	o.ReportOnExit = *wf.reportOnExit
+	o.Retry = retrySignal(env, *wf.retryFailed)
 	o.Revision, o.UnitType, o.UnitsFrom = *wf.revision, strings.TrimSpace(*wf.unitType), *wf.unitsFrom
 	if f.Given("units-from") && o.UnitsFrom == "" {
 		return o, usagef("--units-from must name a file, or - for stdin")
@@ -335,7 +339,7 @@ func (o workOptions) config(workerID string) worker.Config {
 		Timeout: o.Timeout, MaxUnitDuration: o.MaxUnitDuration,
 		MaxRequeues: o.MaxRequeues, RequeueTolerance: o.RequeueTolerance, MaxReclaims: maxReclaims,
 		TTL: o.TTL, TombstoneTTL: o.TombstoneTTL, InitTimeout: o.InitTimeout,
-		PollInterval: o.pollInterval,
+		PollInterval: o.pollInterval, Retry: o.Retry,
 	}
 }
 

@@ -71,7 +71,7 @@ func (a *app) run(args []string) error {
 	fmt.Fprintf(a.s.Stderr, "hopper run: build %s, %d unit(s), %d worker(s), on %s\n", o.BuildID, len(units), o.Processes, where)
 	code := a.runWorkers(client, o, units)
 	if a.interrupted() {
-		return exitf(exitInfrastructure, "interrupted")
+		return a.partialReport(client, o, opts)
 	}
 	if err := slotsFailed(code); err != nil {
 		return err

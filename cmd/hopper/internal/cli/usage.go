@@ -76,6 +76,10 @@ Flags (environment fallbacks in brackets):
                            to queue the longest first (default: a key of the
                            suite's on the Redis; hopper run's embedded server:
                            a file in the user's cache dir)
+  --retry-failed           arriving at a complete build that did not pass, open a
+                           new round of it that runs again only the units that
+                           did not pass (a CI retry does so by itself: GitLab,
+                           GitHub Actions, Buildkite; see the README)
   --report-on-exit         run the report once the build is complete; then also:
   --summary-out FILE  --failed-out FILE  --junit-out FILE  --html-out FILE
   --allow-empty  --min-examples N      (see hopper report --help)
@@ -105,7 +109,8 @@ Flags:
                            node index, then <hostname>-<pid>]
   --units-from FILE, --unit-type, --revision, --timeout, --max-unit-duration,
   --max-requeues, --requeue-tolerance, --max-reclaims, --ttl, --tombstone-ttl,
-  --init-timeout, --progress, --batch, --timings  as hopper work
+  --init-timeout, --progress, --batch, --timings, --retry-failed
+                           as hopper work
   --summary-out FILE, --failed-out FILE, --junit-out FILE, --html-out FILE,
   --allow-empty, --min-examples N as hopper report
 ` + redisForms

@@ -60,9 +60,10 @@ func (e UnknownModeError) Unwrap() error { return ErrInvalidArgument }
 // first, does not do.
 //
 // It needs nothing but a build laid out as the reference's publisher leaves
-// it, reserved with plain XREADGROUP. It is safe for concurrent use; the
-// caller keeps ownership of client.
-func Transition(ctx context.Context, client rueidis.Client, keys []string, argv []string) ([]any, error) {
+// it, reserved with plain XREADGROUP. Calls on the same client, keys and
+// ttl_ms share one Build (see build_cache.go), and with it its batches. It is
+// safe for concurrent use; the caller keeps ownership of client.
+func Transition(ctx context.Context, client rueidis.Client, keys []string, argv []string) (reply []any, err error) {
 	call, err := parseCall(argv)
 	if err != nil {
 		return nil, err
@@ -71,10 +72,15 @@ func Transition(ctx context.Context, client rueidis.Client, keys []string, argv 
 	if err != nil {
 		return nil, err
 	}
-	b, err := OpenKeys(client, k, Options{TTL: time.Duration(call.ttlMS) * time.Millisecond})
+	b, err := transitionBuilds.open(client, k, time.Duration(call.ttlMS)*time.Millisecond)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if errors.Is(err, rueidis.ErrClosing) {
+			transitionBuilds.forget(b) // its client is closed: let both go
+		}
+	}()
 	r := call.reservation
 	switch call.mode {
 	case ModeWorkerError, ModeStaleRejected:

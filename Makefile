@@ -19,7 +19,7 @@ ifneq ($(REFERENCE_SCRIPT),)
 export HOPPER_REFERENCE_SCRIPT ?= $(REFERENCE_SCRIPT)
 endif
 
-.PHONY: test redis-image bench bench-quick bench-probe lint
+.PHONY: test redis-image bench bench-quick bench-compat bench-probe lint
 
 test: redis-image browser
 	$(GO) vet ./...
@@ -98,6 +98,12 @@ bench: redis-image
 bench-quick: redis-image
 	HOPPER_BENCH=1 HOPPER_BENCH_UNITS=$${HOPPER_BENCH_UNITS:-400} HOPPER_BENCH_ROUNDS=$${HOPPER_BENCH_ROUNDS:-1} \
 		$(GO) test -count=1 -run '^TestBench$$' -v -timeout 10m ./bench
+
+# The same harness with queue.Transition for our side, one call per
+# transition with the script's KEYS and ARGV, where the script's side calls
+# EVALSHA (bench/compat_test.go); tuned as bench.
+bench-compat: redis-image
+	HOPPER_BENCH=1 HOPPER_BENCH_API=transition $(GO) test -count=1 -run '^TestBench$$' -v -timeout 30m ./bench
 
 # What a transition in one round trip on the shared connection would cost
 # (bench/probe_test.go): heartbeats alone, hopper's, the script's and the

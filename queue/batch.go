@@ -303,13 +303,13 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 		}
 		var common held
 		if common.metaExists = n == 1; common.metaExists {
-			if common.now, err = nowMS(res[2]); err != nil {
+			if common.now, err = b.tripNow(ctx, c, trip, res); err != nil {
 				return nil, err
 			}
 		}
 		var ts *tailState
 		if trip.tail {
-			if ts, err = readTail(res[3:shared]); err != nil {
+			if ts, err = readTail(res[shared-tailReadCount : shared]); err != nil {
 				return nil, err
 			}
 		}
@@ -350,18 +350,22 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 }
 
 // batchTrip is the shape of a batch's first round trip: WATCH of every
-// guard, EXISTS meta, TIME, the tail's reads when it may requeue, then the
+// guard, EXISTS meta, TIME when the clock is due, the tail's reads when it may requeue, then the
 // reads of its ops (batchReads).
 type batchTrip struct {
 	gs     []guards // of each op
 	watch  []string
 	tail   bool
-	shared int // replies before the ops' reads
+	time   bool // it carries a TIME: the Build's clock is due (clock.go)
+	shared int  // replies before the ops' reads
 	reads  batchReads
 }
 
 func (b *Build) planTrip(ops []*fencedOp) batchTrip {
-	tr := batchTrip{gs: make([]guards, len(ops)), watch: make([]string, 0, 2*len(ops)+1), shared: 3}
+	tr := batchTrip{gs: make([]guards, len(ops)), watch: make([]string, 0, 2*len(ops)+1), shared: 2}
+	if tr.time = b.clock.due(); tr.time {
+		tr.shared++
+	}
 	for i, op := range ops {
 		tr.gs[i] = b.guardsOf(op.r)
 		tr.watch = append(tr.watch, tr.gs[i].worker)
@@ -386,7 +390,10 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 // appendTripCommands appends to cmds the first round trip of ops, shaped
 // as tr.
 func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
-	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.metaPresent(c), c.B().Time().Build())
+	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.metaPresent(c))
+	if tr.time {
+		cmds = append(cmds, c.B().Time().Build())
+	}
 	if tr.tail {
 		cmds = append(cmds, tailReads(b, c)...)
 	}

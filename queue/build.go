@@ -87,7 +87,8 @@ type Build struct {
 	// workerGuards remembers the worker guards this Build's commits wrote
 	// (see worker_guards.go).
 	workerGuards *workerGuards
-	batches      batcher // see batch.go
+	batches      batcher      // see batch.go
+	clock        *serverClock // see clock.go
 }
 
 // Open returns the build buildID on client, under the key layout of
@@ -113,7 +114,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 		return nil, err
 	}
 	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
-		workerGuards: &workerGuards{keep: guardKeep(o.TTL, o.ResolveWait)}}, nil
+		workerGuards: &workerGuards{keep: guardKeep(o.TTL, o.ResolveWait)}, clock: newServerClock(monotonicNow)}, nil
 }
 
 // Keys returns the build's key names.

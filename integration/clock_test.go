@@ -43,17 +43,7 @@ func TestClockCarriesTimeOnlyWhenDue(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(raw), &rec))
 		return rec.LastSeen
 	}
-	times := func() int {
-		log.mu.Lock()
-		defer log.mu.Unlock()
-		n := 0
-		for _, c := range log.cmds {
-			if c[0] == "TIME" {
-				n++
-			}
-		}
-		return n
-	}
+	times := func() int { return log.countName("TIME") }
 
 	// The clock lags the server by at most the round trip that carried
 	// its anchor, and that round trip lay within one of these calls.

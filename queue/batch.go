@@ -163,12 +163,20 @@ func (q *batcher) mark(batch []*fencedOp, n int) {
 // retrying only when every caller in it has given up (see batchContext).
 func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
 	op.ctx = ctx
+	kept := b.kept.take(b, op)
 	q.mu.Lock()
 	if q.free(op) && !q.waiting(op) {
 		batch := q.open(op)
 		q.mu.Unlock()
-		q.run(b, batch, nil)
+		if kept != nil && len(batch) > 1 { // read for op alone
+			go kept.drop()
+			kept = nil
+		}
+		q.run(b, batch, kept)
 		return op.err
+	}
+	if kept != nil {
+		go kept.drop()
 	}
 	op.wake = make(chan wakeup, 1)
 	q.pending = append(q.pending, op)
@@ -248,7 +256,9 @@ func (q *batcher) open(first *fencedOp) []*fencedOp {
 // before it carried it (see chain.go).
 func (q *batcher) run(b *Build, batch []*fencedOp, from *prefetch) {
 	ctx, cancel := batchContext(batch)
-	b.commitBatch(ctx, batch, link{from: from, next: q.follower(b)})
+	next, keep := b.kept.arm(b, batch, q.follower(b))
+	b.commitBatch(ctx, batch, link{from: from, next: next})
+	keep()
 	cancel()
 	for _, o := range batch[1:] {
 		o.wake <- wakeup{}
@@ -289,6 +299,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 	k := b.keys
 	trip := l.from.tripOr(b, ops)
 	shared, gs := trip.shared, trip.gs
+	kept := l.from != nil && l.from.kept
 	err := b.commitLinked(ctx, ops[0].mode, gs[0].worker, l, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
 		res := t.first
 		if res == nil {
@@ -331,6 +342,9 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 				writes = b.appendTokenRecord(writes, c, t, gs[i].worker)
 			}
 			writes = append(writes, w...)
+		}
+		if t.first != nil && kept && refused(ops) {
+			return nil, errRetry // never refuse on reads made before the call
 		}
 		if len(writes) == 0 {
 			return nil, nil // every op was refused: nothing to commit

@@ -89,6 +89,7 @@ type Build struct {
 	workerGuards *workerGuards
 	batches      batcher      // see batch.go
 	clock        *serverClock // see clock.go
+	kept         keptReads    // see kept_reads.go
 }
 
 // Open returns the build buildID on client, under the key layout of

@@ -35,7 +35,9 @@ test: redis-image browser
 # The concurrency test must catch the design it exists to rule out: built
 # with -tags hopper_unfenced the transitions no longer watch entry guards
 # (queue/guard_unfenced.go), and TestConcurrentOwnership must then fail with
-# units settled by workers that did not hold them. Passes only if it does.
+# units settled by workers that did not hold them, as must
+# TestKeptReadsNeverCommitWhatAnotherWorkerChanged with a commit on kept
+# reads. Passes only if both do.
 .PHONY: test-unfenced
 test-unfenced: redis-image
 	@echo "$(GO) test -race -count=1 -tags hopper_unfenced -run '^TestConcurrentOwnership$$' ./integration/ (must fail)"
@@ -44,6 +46,12 @@ test-unfenced: redis-image
 	n=$$(printf '%s\n' "$$out" | grep -cE 'did not hold|finalized events of|finalized_count'); \
 	if [ "$$n" -eq 0 ]; then printf '%s\n' "$$out" | tail -30; echo "test-unfenced: FAIL: it failed, but not on ownership"; exit 1; fi; \
 	echo "test-unfenced: ok: without entry guards TestConcurrentOwnership fails ($$n ownership findings)"
+	@# and a commit on kept reads (queue/kept_reads.go) goes through after another worker took the unit
+	@out="$$($(GO) test -race -count=1 -tags hopper_unfenced -run '^TestKeptReadsNeverCommitWhatAnotherWorkerChanged$$' ./integration/ 2>&1)"; rc=$$?; \
+	if [ $$rc -eq 0 ]; then echo "test-unfenced: FAIL: TestKeptReadsNeverCommitWhatAnotherWorkerChanged passed without entry guards"; exit 1; fi; \
+	n=$$(printf '%s\n' "$$out" | grep -c 'after w2 took its unit'); \
+	if [ "$$n" -eq 0 ]; then printf '%s\n' "$$out" | tail -30; echo "test-unfenced: FAIL: it failed, but not on ownership"; exit 1; fi; \
+	echo "test-unfenced: ok: without entry guards TestKeptReadsNeverCommitWhatAnotherWorkerChanged fails ($$n modes committed on kept reads)"
 
 # A short run of every fuzz target (func Fuzz... in a _test.go file), one
 # `go test -fuzz` per target, FUZZTIME each (11 targets: under a minute).

@@ -119,6 +119,7 @@ func TestBadInputNumbers(t *testing.T) {
 		{"options max attempts negative", open(queue.Options{MaxAttempts: -3}), "MaxAttempts -3 is below 1"},
 		{"options backoff reversed", open(queue.Options{BackoffFloor: time.Second, BackoffCeil: time.Millisecond}), "backoff 1s..1ms is not a range"},
 		{"options resolve wait negative", open(queue.Options{ResolveWait: -time.Second}), "ResolveWait -1s is negative"},
+		{"options cluster wait negative", open(queue.Options{ClusterWait: -time.Second}), "ClusterWait -1s is negative"},
 	}
 	const ttl = "600000"
 	s, e := string(r.Stream), r.EntryID

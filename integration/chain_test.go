@@ -97,7 +97,7 @@ func TestChainedBatchAfterAbort(t *testing.T) {
 			for i, r := range held[:4] {
 				if bytes.Contains(chunk[:exec], []byte(fence.WorkerKey(prefix, r.WorkerID))) {
 					carrier.Store(int32(i))
-					require.NoError(t, e.do("LPUSH", fence.WorkerKey(prefix, r.WorkerID), "another-process").Error())
+					require.NoError(t, e.do("ZADD", fence.WorkerKey(prefix, r.WorkerID), "1", "another-process").Error())
 				}
 			}
 		})

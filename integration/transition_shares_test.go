@@ -34,7 +34,7 @@ func TestTransitionSharesBuilds(t *testing.T) {
 	for range beats {
 		beat(refTTLArg)
 	}
-	assert.Equal(t, beats, log.count("LPUSH", guard), "every heartbeat commits")
+	assert.Equal(t, beats, log.count("ZADD", guard), "every heartbeat commits its token")
 	assert.Equal(t, 1, renewals(log, guard), "the calls share one Build: the guard's TTL is set once")
 	beat("500000")
 	assert.Equal(t, 2, renewals(log, guard), "another ttl_ms opens another Build, which renews the guard")

@@ -15,10 +15,10 @@ import (
 )
 
 // TestWorkerGuardUpkeep: a Build gives a worker's guard its TTL and trims
-// its token list only when due, not in every commit, and the guard still
-// never grows past its bound nor goes without an expiry, even when it
-// vanishes under the Build. (That a lost commit is still found among the
-// tokens, the fault tests show.)
+// its tokens only when due, not in every commit, and the guard still
+// never loses a token of the resolution window nor goes without an
+// expiry, even when it vanishes under the Build. (That a lost commit is
+// still found among the tokens, the lost-reply tests show.)
 func TestWorkerGuardUpkeep(t *testing.T) {
 	e := newEnv(t)
 	e.publish([]string{"u1"}, nil)
@@ -40,14 +40,14 @@ func TestWorkerGuardUpkeep(t *testing.T) {
 		ttl := guardTTL()
 		require.True(t, ttl > 0 && ttl <= ttlMS, "heartbeat %d: the guard's TTL is %d ms, want 0 < TTL <= %d", i+1, ttl, ttlMS)
 	}
-	assert.Equal(t, beats, log.count("LPUSH", guard), "every commit pushes its token")
+	assert.Equal(t, beats, log.count("ZADD", guard), "every commit adds its token")
 	assert.Equal(t, 1, renewals(log, guard), "the guard's TTL is set once: it runs far longer than these heartbeats")
 	assert.Equal(t, beats-1, log.count("PEXPIRE", guard)-1, "every other commit sends PEXPIRE NX")
-	trims := log.count("LTRIM", guard)
-	assert.True(t, trims >= beats/20 && trims <= beats/10, "%d LTRIMs in %d commits, want one in every 10 to 20", trims, beats)
-	n, err := e.do("LLEN", guard).AsInt64()
+	trims := log.count("ZREMRANGEBYSCORE", guard)
+	assert.True(t, trims >= beats/20 && trims <= beats/10, "%d trims in %d commits, want one in every 10 to 20", trims, beats)
+	n, err := e.do("ZCARD", guard).AsInt64()
 	require.NoError(t, err)
-	assert.True(t, n >= 64 && n <= 80, "the guard keeps %d tokens after %d commits, want 64 to 80", n, beats)
+	assert.EqualValues(t, 1+beats, n, "the guard keeps every token of the resolution window (the reservation's, and the heartbeats')")
 
 	// The guard vanishes (a restart from a snapshot taken before it, a
 	// flush, an eviction): the next commit re-creates it, and gives it its
@@ -57,9 +57,11 @@ func TestWorkerGuardUpkeep(t *testing.T) {
 	ttl := guardTTL()
 	assert.True(t, ttl > 0 && ttl <= ttlMS, "the re-created guard's TTL is %d ms, want 0 < TTL <= %d", ttl, ttlMS)
 	assert.Equal(t, 1, renewals(log, guard), "PEXPIRE NX gave it its TTL, not a renewal")
+	// A token older than the window goes with the next trim.
+	require.NoError(t, e.do("ZADD", guard, "1", "ancient").Error())
 
 	// Another process of the same worker id keeps its own memory: its
-	// first commit renews and trims, and the list stays bounded.
+	// first commit renews and trims.
 	other, err := queue.OpenKeys(roundTripClient{Client: e.client, n: &atomic.Int64{}, log: log}, e.keys, queue.Options{TTL: ttlMS * time.Millisecond})
 	require.NoError(t, err)
 	require.NoError(t, other.Heartbeat(e.ctx, r))
@@ -68,9 +70,11 @@ func TestWorkerGuardUpkeep(t *testing.T) {
 		require.NoError(t, b.Heartbeat(e.ctx, r))
 		require.NoError(t, other.Heartbeat(e.ctx, r))
 	}
-	n, err = e.do("LLEN", guard).AsInt64()
+	n, err = e.do("ZCARD", guard).AsInt64()
 	require.NoError(t, err)
-	assert.True(t, n >= 64 && n <= 64+2*16, "two processes leave %d tokens, want 64 to 96", n)
+	assert.EqualValues(t, 1+1+2*beats, n, "two processes keep every token of the window (the re-created guard's first, the other's first, and theirs)")
+	score, err := e.do("ZSCORE", guard, "ancient").ToString()
+	assert.True(t, rueidis.IsRedisNil(err), "a token past the window is trimmed: %q, %v", score, err)
 	e.requireTTLs()
 }
 

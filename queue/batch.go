@@ -308,15 +308,19 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 		if err := res[0].Error(); err != nil {
 			return nil, err
 		}
-		n, err := res[1].AsInt64()
-		if err != nil {
+		var common held
+		var err error
+		if common.metaExists, err = b.metaFound(res[1]); err != nil {
+			if t.first != nil && kept {
+				return nil, errRetry // never refuse on reads made before the call
+			}
 			return nil, err
 		}
-		var common held
-		if common.metaExists = n == 1; common.metaExists {
+		if common.metaExists {
 			if common.now, err = b.tripNow(ctx, c, trip, res); err != nil {
 				return nil, err
 			}
+			t.now = common.now
 		}
 		var ts *tailState
 		if trip.tail {
@@ -331,6 +335,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 			if op.err = replies.held(k, i, op, &h); op.err != nil {
 				continue
 			}
+			b.entries.learnChecked(trip.reads, i, op, h)
 			w, err := op.decide(c, h, gs[i], ts, t.token)
 			if err != nil {
 				op.err = err
@@ -391,6 +396,12 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 			tr.reads.units++
 		}
 	}
+	tr.reads.known = b.entries.unitsOf(ops)
+	for i, op := range ops {
+		if tr.reads.ranges(i, op) {
+			tr.reads.ranged++
+		}
+	}
 	if tr.tail {
 		// The tail guard orders requeues with every other requeue: they
 		// pick priority ids from the same tail and read the same count of
@@ -404,14 +415,14 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 // appendTripCommands appends to cmds the first round trip of ops, shaped
 // as tr.
 func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
-	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.metaPresent(c))
+	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.metaRead(c))
 	if tr.time {
 		cmds = append(cmds, c.B().Time().Build())
 	}
 	if tr.tail {
 		cmds = append(cmds, tailReads(b, c)...)
 	}
-	return b.appendBatchReads(cmds, c, ops)
+	return b.appendBatchReads(cmds, c, ops, tr.reads)
 }
 
 // fenced runs one fenced transition of r through the Build's batches.
@@ -423,7 +434,7 @@ func (b *Build) fenced(ctx context.Context, mode string, r Reservation, tail boo
 // holding is the check of every fenced transition but the heartbeat's: meta
 // present, r still held, the unit's state present (see held.settled).
 func holding(r Reservation, h held) error {
-	return h.settled(r, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount})
+	return h.settled(r, fence.Expect{EntryID: r.EntryID, Owner: r.WorkerID, DeliveryCount: r.DeliveryCount})
 }
 
 // batchContext is the context a batch commits under. A lone transition's is

@@ -16,6 +16,7 @@ const (
 	DefaultBackoffFloor = 100 * time.Microsecond
 	DefaultBackoffCeil  = 20 * time.Millisecond
 	DefaultResolveWait  = 10 * time.Second
+	DefaultClusterWait  = 30 * time.Second
 )
 
 // Options tune a Build. The zero value means every default.
@@ -25,7 +26,8 @@ type Options struct {
 	TTL time.Duration
 	// MaxAttempts bounds how often one transition retries after losing an
 	// optimistic race before it returns ErrContention. Default
-	// DefaultMaxAttempts.
+	// DefaultMaxAttempts. Replies that send it to another node or say the
+	// cluster cannot serve its slot do not count: ClusterWait bounds those.
 	MaxAttempts int
 	// BackoffFloor and BackoffCeil bound the jittered exponential wait
 	// between attempts. Defaults DefaultBackoffFloor and DefaultBackoffCeil.
@@ -34,6 +36,14 @@ type Options struct {
 	// keeps trying to learn whether it was applied, even when the caller's
 	// context has ended. Default DefaultResolveWait.
 	ResolveWait time.Duration
+	// ClusterWait bounds how long one transition keeps starting over while
+	// Redis Cluster moves or fails over the build's slot (MOVED, ASK,
+	// TRYAGAIN, CLUSTERDOWN), counted from the first such reply, however
+	// many attempts that takes: migrating a large slot, or electing a new
+	// primary, takes seconds. Past it the transition returns the last of
+	// those replies. The caller's context still ends the wait. Default
+	// DefaultClusterWait.
+	ClusterWait time.Duration
 	// MeterProvider receives the queue's metrics (see StatusOK and the
 	// hopper.* instruments). Default: the global provider, a no-op unless
 	// the program installs one.
@@ -68,6 +78,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ResolveWait < 0 {
 		return o, fmt.Errorf("%w: ResolveWait %v is negative", ErrInvalidArgument, o.ResolveWait)
 	}
+	if o.ClusterWait == 0 {
+		o.ClusterWait = DefaultClusterWait
+	}
+	if o.ClusterWait < 0 {
+		return o, fmt.Errorf("%w: ClusterWait %v is negative", ErrInvalidArgument, o.ClusterWait)
+	}
 	return o, nil
 }
 
@@ -90,6 +106,9 @@ type Build struct {
 	batches      batcher      // see batch.go
 	clock        *serverClock // see clock.go
 	kept         keptReads    // see kept_reads.go
+	// guardedOnly: refuse builds whose meta lacks the guarded mark
+	// (Transition's Builds; see guarded_mark.go).
+	guardedOnly bool
 }
 
 // Open returns the build buildID on client, under the key layout of
@@ -115,7 +134,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 		return nil, err
 	}
 	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
-		workerGuards: &workerGuards{keep: guardKeep(o.TTL, o.ResolveWait)}, clock: newServerClock(monotonicNow)}, nil
+		workerGuards: newWorkerGuards(o.TTL, o.ResolveWait), clock: newServerClock(monotonicNow)}, nil
 }
 
 // Keys returns the build's key names.

@@ -70,7 +70,7 @@ func newBuildCache(max int, idle time.Duration, now func() time.Time) *buildCach
 // client is such) gets a fresh Build on every call.
 func (c *buildCache) open(client rueidis.Client, keys Keys, ttl time.Duration) (*Build, error) {
 	if client == nil || !reflect.TypeOf(client).Comparable() {
-		return OpenKeys(client, keys, Options{TTL: ttl})
+		return openTransitionBuild(client, keys, ttl)
 	}
 	k := buildKey{client: client, keys: keys, ttl: ttl}
 	now := c.now()
@@ -83,7 +83,7 @@ func (c *buildCache) open(client rueidis.Client, keys Keys, ttl time.Duration) (
 		c.order.MoveToFront(e)
 		return cb.b, nil
 	}
-	b, err := OpenKeys(client, keys, Options{TTL: ttl})
+	b, err := openTransitionBuild(client, keys, ttl)
 	if err != nil {
 		return nil, err // bad arguments are never kept
 	}
@@ -129,4 +129,15 @@ func (c *buildCache) len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.order.Len()
+}
+
+// openTransitionBuild opens a Build as Transition runs it: guarded builds
+// only (see guarded_mark.go), set once, before any call shares it.
+func openTransitionBuild(client rueidis.Client, keys Keys, ttl time.Duration) (*Build, error) {
+	b, err := OpenKeys(client, keys, Options{TTL: ttl})
+	if err != nil {
+		return nil, err
+	}
+	b.guardedOnly = true
+	return b, nil
 }

@@ -21,6 +21,31 @@
 // build out, Status and Join read or publish it, Reserve hands a worker its
 // next unit and Progress tells when the build is complete.
 //
+// A worker's life on one Build, as package worker lives it:
+//
+//   - Open the build (no I/O), then Join it with the manifest the worker
+//     computed: the first to come publishes, the others load what it
+//     published and check that they run the same suite.
+//   - Reserve, again and again: it reclaims a unit whose owner went quiet,
+//     or takes a new one. Nothing to take is not the end: Liveness keeps the
+//     build alive while lost units may come back, and Progress tells when
+//     every unit is final.
+//   - While a unit runs, Heartbeat renews the hold; past the unit's budget,
+//     Abandon gives it up to a reclaim.
+//   - Settle with Finalize (passed, or failed for good) or Requeue (failed,
+//     to be retried within the build's budget). AppendPrebuilt records what
+//     the worker saw go wrong.
+//
+// Every transition's error is one of the sentinels (ErrStale: the worker
+// lost the unit, drop the result; ErrCorrupt; ErrContention;
+// ErrInvalidArgument; ErrOutcomeUnknown), wrapped with its detail, or a
+// Redis or context error; Transient tells which are worth trying again.
+//
+// Observers (a report, a follower of the log) read without renewing or
+// writing anything, so that watching a build never keeps a dead one alive:
+// ReadPresence, ReadPoll, ReadAttempts and ReadUnitIDs, with ParseMeta to
+// read meta as any publisher left it.
+//
 // Two ways in: the typed API on *Build, and Transition, which takes and
 // returns exactly what the reference script's callers pass and receive.
 package queue

@@ -85,7 +85,8 @@ func (k *keptReads) take(b *Build, op *fencedOp) *prefetch {
 // sameTrip tells whether a kept trip has the shape op's own would have,
 // its TIME aside: the kept one's replies are read by its own shape.
 func sameTrip(kept, own batchTrip) bool {
-	return kept.tail == own.tail && kept.reads == own.reads && slices.Equal(kept.watch, own.watch)
+	kr, or := kept.reads, own.reads
+	return kept.tail == own.tail && kr.units == or.units && kr.ranged == or.ranged && slices.Equal(kr.known, or.known) && slices.Equal(kept.watch, own.watch)
 }
 
 // arm wraps next, what a lone batch's commit carries behind its EXEC: when

@@ -83,6 +83,8 @@ const (
 	metaTimeout       = "timeout"
 	metaTTL           = "ttl"
 	metaPublisher     = "publisher"
+	metaFileCounts    = "file_counts" // the reference's publisher's unit list
+	metaFileArgs      = "file_args"
 	stateReady        = "ready"
 	stateInitFailed   = "init_failed"
 	tombstoneValue    = "1"
@@ -196,89 +198,93 @@ func (m Manifest) metaFields() map[string]string {
 	return f
 }
 
-// parseManifest reads a manifest back from meta. Anything missing or
-// unreadable is corruption: meta is only ever written whole, by Publish.
-func parseManifest(meta map[string]string) (Manifest, error) {
+// parseManifest reads a manifest back from meta, as ParseMeta read it.
+// What hopper's Publish writes is required, whole: meta is only ever
+// written whole, by Publish, so anything missing or unreadable is
+// corruption.
+func parseManifest(pm Meta) (Manifest, error) {
+	meta := pm.Fields
 	var m Manifest
-	bad := func(field string, err error) error {
-		return fmt.Errorf("%w: meta field %s %.80q: %v", ErrCorrupt, field, meta[field], err)
-	}
-	need := func(field string) (string, error) {
-		v, ok := meta[field]
-		if !ok {
-			return "", fmt.Errorf("%w: meta lacks %s", ErrCorrupt, field)
-		}
-		return v, nil
-	}
-	raw, err := need(metaUnitIDs)
-	if err != nil {
-		return m, err
-	}
-	if err := json.Unmarshal([]byte(raw), &m.UnitIDs); err != nil {
-		return m, bad(metaUnitIDs, err)
-	}
-	if raw, err = need(metaTotalUnits); err != nil {
-		return m, err
-	}
-	if n, err := strconv.Atoi(raw); err != nil || n != len(m.UnitIDs) {
-		return m, bad(metaTotalUnits, fmt.Errorf("want %d, the length of unit_ids", len(m.UnitIDs)))
-	}
-	if m.UnitType, err = need(metaUnitType); err != nil {
-		return m, err
-	}
-	if raw, ok := meta[metaLoadErrors]; ok {
-		if err := json.Unmarshal([]byte(raw), &m.LoadErrors); err != nil {
-			return m, bad(metaLoadErrors, err)
+	for _, field := range []string{metaUnitIDs, metaTotalUnits, metaUnitType} {
+		if _, ok := meta[field]; !ok {
+			return m, fmt.Errorf("%w: meta lacks %s", ErrCorrupt, field)
 		}
 	}
-	if raw, ok := meta[metaTotalExamples]; ok {
-		if m.TotalExamples, err = strconv.ParseInt(raw, 10, 64); err != nil {
-			return m, bad(metaTotalExamples, err)
+	// ParseMeta reads an empty count or list as absent; Publish never
+	// writes one.
+	for _, field := range []string{metaTotalUnits, metaTotalExamples, metaLoadErrors} {
+		if raw, ok := meta[field]; ok && raw == "" {
+			return m, badMetaField(meta, field, fmt.Errorf("empty"))
 		}
 	}
-	m.Seed, m.Revision = meta[metaSeed], meta[metaRevision]
-	m.Fingerprint.Sum = meta[metaFingerprint]
+	m.UnitIDs, m.UnitType, m.LoadErrors, m.TotalExamples = pm.UnitIDs, pm.UnitType, pm.LoadErrors, pm.TotalExamples
+	if pm.TotalUnits != int64(len(m.UnitIDs)) {
+		return m, badMetaField(meta, metaTotalUnits, fmt.Errorf("want %d, the length of unit_ids", len(m.UnitIDs)))
+	}
+	m.Seed, m.Revision = pm.Seed, pm.Revision
+	m.Fingerprint.Sum = pm.Fingerprint
 	if raw, ok := meta[metaFingerprintIn]; ok {
 		if err := json.Unmarshal([]byte(raw), &m.Fingerprint.Inputs); err != nil {
-			return m, bad(metaFingerprintIn, err)
+			return m, badMetaField(meta, metaFingerprintIn, err)
 		}
 	}
-	count := func(field string) (int, error) {
-		v, ok := budget.Number(meta[field])
-		if !ok || v < 0 || v > math.MaxInt32 || v != math.Trunc(v) {
-			return 0, bad(field, fmt.Errorf("not a count"))
-		}
-		return int(v), nil
-	}
-	if m.Budgets.MaxRequeues, err = count(metaMaxRequeues); err != nil {
+	var err error
+	if m.Budgets, err = parseBudgets(meta); err != nil {
 		return m, err
-	}
-	if m.Budgets.MaxReclaims, err = count(metaMaxReclaims); err != nil {
-		return m, err
-	}
-	var ok bool
-	if m.Budgets.RequeueTolerance, ok = budget.Number(meta[metaTolerance]); !ok {
-		return m, bad(metaTolerance, fmt.Errorf("not a number"))
 	}
 	for field, d := range map[string]*time.Duration{metaTimeout: &m.Timeout, metaTTL: &m.TTL} {
 		if raw, ok := meta[field]; ok {
-			v, ok := budget.Number(raw)
-			if !ok || v < 0 {
-				return m, bad(field, fmt.Errorf("not a number of seconds"))
-			}
-			// Rounded, not cut: a duration written as decimal seconds
-			// reads back as itself. The largest durations print above
-			// MaxInt64 nanoseconds; they read back as the largest, not as
-			// a conversion overflowed to a negative one.
-			ns := math.Round(v * float64(time.Second))
-			if ns >= math.MaxInt64 {
-				*d = math.MaxInt64
-			} else {
-				*d = time.Duration(ns)
+			if *d, err = parseSeconds(raw); err != nil {
+				return m, badMetaField(meta, field, err)
 			}
 		}
 	}
 	return m, nil
+}
+
+// badMetaField is the error of a meta field that does not read.
+func badMetaField(meta map[string]string, field string, err error) error {
+	return fmt.Errorf("%w: meta field %s %.80q: %v", ErrCorrupt, field, meta[field], err)
+}
+
+// parseBudgets reads the budgets a publisher froze into meta.
+func parseBudgets(meta map[string]string) (Budgets, error) {
+	var bg Budgets
+	count := func(field string) (int, error) {
+		v, ok := budget.Number(meta[field])
+		if !ok || v < 0 || v > math.MaxInt32 || v != math.Trunc(v) {
+			return 0, badMetaField(meta, field, fmt.Errorf("not a count"))
+		}
+		return int(v), nil
+	}
+	var err error
+	if bg.MaxRequeues, err = count(metaMaxRequeues); err != nil {
+		return bg, err
+	}
+	if bg.MaxReclaims, err = count(metaMaxReclaims); err != nil {
+		return bg, err
+	}
+	var ok bool
+	if bg.RequeueTolerance, ok = budget.Number(meta[metaTolerance]); !ok {
+		return bg, badMetaField(meta, metaTolerance, fmt.Errorf("not a number"))
+	}
+	return bg, nil
+}
+
+// parseSeconds reads a duration written by seconds. Rounded, not cut: a
+// duration written as decimal seconds reads back as itself. The largest
+// durations print above MaxInt64 nanoseconds; they read back as the
+// largest, not as a conversion overflowed to a negative one.
+func parseSeconds(raw string) (time.Duration, error) {
+	v, ok := budget.Number(raw)
+	if !ok || v < 0 {
+		return 0, fmt.Errorf("not a number of seconds")
+	}
+	ns := math.Round(v * float64(time.Second))
+	if ns >= math.MaxInt64 {
+		return math.MaxInt64, nil
+	}
+	return time.Duration(ns), nil
 }
 
 // Equal reports whether m and o describe the same build (every field).

@@ -36,6 +36,7 @@ func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte)
 		if err != nil {
 			return nil, err
 		}
+		t.now = now
 		stamped, err := events.StampPrebuilt(event, now)
 		if err != nil {
 			return nil, err

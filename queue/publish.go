@@ -62,6 +62,7 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 	}
 	fields := m.metaFields()
 	fields[metaPublisher] = lease.Token
+	fields[metaGuarded] = guardedMark // in the layout's MULTI (see guarded_mark.go)
 
 	wait := b.opts.BackoffFloor
 	for n := 1; ; n++ {

@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"fmt"
-	"strconv"
 )
 
 // BuildState is a published build's state, meta's state field.
@@ -69,26 +68,24 @@ func (b *Build) Status(ctx context.Context) (Status, error) {
 	return s, err
 }
 
-// parseStatus reads a build's meta hash; empty means not published.
+// parseStatus reads a build's meta hash; empty means not published. It
+// reads it with ParseMeta, then requires what hopper's Publish writes.
 func parseStatus(meta map[string]string) (Status, error) {
 	if len(meta) == 0 {
 		return Status{}, nil
 	}
 	s := Status{Published: true, State: BuildState(meta[metaState]), Publisher: meta[metaPublisher]}
-	switch s.State {
-	case StateReady, StateInitFailed:
-	default:
-		return s, fmt.Errorf("%w: meta state %q is neither %q nor %q", ErrCorrupt, meta[metaState], StateReady, StateInitFailed)
+	pm, err := ParseMeta(meta)
+	if err != nil {
+		return s, err
 	}
-	var err error
-	if s.ReadyAtMS, err = strconv.ParseInt(meta[metaReadyAt], 10, 64); err != nil {
+	if meta[metaReadyAt] == "" {
 		return s, fmt.Errorf("%w: meta ready_at %q is not epoch milliseconds", ErrCorrupt, meta[metaReadyAt])
 	}
-	if raw, ok := meta[metaFinalized]; ok {
-		if s.FinalizedCount, err = strconv.ParseInt(raw, 10, 64); err != nil {
-			return s, fmt.Errorf("%w: meta finalized_count %q is not a count", ErrCorrupt, raw)
-		}
+	if raw, ok := meta[metaFinalized]; ok && raw == "" {
+		return s, fmt.Errorf("%w: meta finalized_count %q is not a count", ErrCorrupt, raw)
 	}
-	s.Manifest, err = parseManifest(meta)
+	s.ReadyAtMS, s.FinalizedCount = pm.ReadyAtMS, pm.FinalizedCount
+	s.Manifest, err = parseManifest(pm)
 	return s, err
 }

@@ -60,9 +60,15 @@ func (e UnknownModeError) Unwrap() error { return ErrInvalidArgument }
 // first, does not do.
 //
 // It needs nothing but a build laid out as the reference's publisher leaves
-// it, reserved with plain XREADGROUP. Calls on the same client, keys and
-// ttl_ms share one Build (see build_cache.go), and with it its batches. It is
-// safe for concurrent use; the caller keeps ownership of client.
+// it, reserved with plain XREADGROUP, and marked guarded in meta, as
+// Publish marks its builds: on a build without the mark every mode but the
+// prebuilt events is refused with ErrUnguarded, writing nothing, since its
+// other callers may be the script, which writes none of the guards hopper
+// is fenced on (see guarded_mark.go). A fenced mode naming another unit
+// than the one its entry carries is refused with ErrInvalidArgument (see
+// entry_unit_check.go). Calls on the same client, keys and ttl_ms share
+// one Build (see build_cache.go), and with it its batches. It is safe for
+// concurrent use; the caller keeps ownership of client.
 func Transition(ctx context.Context, client rueidis.Client, keys []string, argv []string) (reply []any, err error) {
 	call, err := parseCall(argv)
 	if err != nil {
@@ -148,15 +154,8 @@ func parseCall(argv []string) (call, error) {
 		return c, errInvalid("argv is empty: want mode, worker_id, ttl_ms, ...")
 	}
 	c.mode = argv[0]
-	counts, ok := argCounts[c.mode]
-	if !ok {
-		return c, UnknownModeError{c.mode}
-	}
-	if len(argv) < counts[0] || len(argv) > counts[1] {
-		if counts[0] == counts[1] {
-			return c, errInvalid("mode %s takes %d arguments, got %d", c.mode, counts[0], len(argv))
-		}
-		return c, errInvalid("mode %s takes %d to %d arguments, got %d", c.mode, counts[0], counts[1], len(argv))
+	if err := checkArgCount(c.mode, len(argv)); err != nil {
+		return c, err
 	}
 	a := args(argv)
 	var err error
@@ -190,65 +189,99 @@ func parseCall(argv []string) (call, error) {
 		c.maxReclaims, err = parseNumber("max_reclaims", argv[4])
 		return c, err
 	}
+	err = c.parseFenced(a)
+	return c, err
+}
 
-	// The fenced modes: stream, entry_id, then their own arguments.
+// checkArgCount refuses an unknown mode, or an ARGV of n arguments that
+// mode does not take (see argCounts).
+func checkArgCount(mode string, n int) error {
+	counts, ok := argCounts[mode]
+	if !ok {
+		return UnknownModeError{mode}
+	}
+	if n < counts[0] || n > counts[1] {
+		if counts[0] == counts[1] {
+			return errInvalid("mode %s takes %d arguments, got %d", mode, counts[0], n)
+		}
+		return errInvalid("mode %s takes %d to %d arguments, got %d", mode, counts[0], counts[1], n)
+	}
+	return nil
+}
+
+// parseFenced reads the fenced modes' arguments: stream, entry_id, then
+// their own.
+func (c *call) parseFenced(argv args) error {
+	r := &c.reservation
+	var err error
 	if r.Stream, err = ParseStream(argv[3]); err != nil {
-		return c, err
+		return err
 	}
 	r.EntryID = argv[4]
 	if c.mode == ModeDeliveryAccounting {
 		r.UnitID, r.DeliveryCount = argv[5], 1
-		return c, r.check()
+		return r.check()
 	}
 	if r.DeliveryCount, err = parseInt("delivery_count", argv[5], 1); err != nil {
-		return c, err
+		return err
 	}
 	r.UnitID = argv[6]
 	if err := r.check(); err != nil {
-		return c, err
+		return err
 	}
 	switch c.mode {
 	case ModeHeartbeat:
-		return c, nil
+		return nil
 	case ModeAbandoned:
 		c.result.DurationMS, err = parseMS("elapsed_ms", argv[7])
-		return c, err
+		return err
 	case ModeFinalize:
-		c.result = Result{Outcome: argv[7], Reason: a.at(9), Errors: []byte(a.at(10))}
-		if c.result.DurationMS, err = parseMS("duration_ms", argv[8]); err != nil {
-			return c, err
-		}
-		if c.result.Outcome != events.OutcomePassed && c.result.Outcome != events.OutcomeFailed {
-			return c, errInvalid("outcome %q of unit %q is neither %q nor %q", c.result.Outcome, r.UnitID, events.OutcomePassed, events.OutcomeFailed)
-		}
-		return c, c.result.check()
+		return c.parseFinalize(argv)
 	}
-	// requeue: unit_type, max_requeues, requeue_tolerance, duration_ms,
-	// failure_summary, errors_json.
-	r.UnitType = argv[7]
-	if err := checkID("unit type", r.UnitType); err != nil {
-		return c, err
+	return c.parseRequeue(argv)
+}
+
+// parseFinalize reads finalize's outcome, duration_ms, reason and
+// errors_json.
+func (c *call) parseFinalize(argv args) error {
+	c.result = Result{Outcome: argv[7], Reason: argv.at(9), Errors: []byte(argv.at(10))}
+	var err error
+	if c.result.DurationMS, err = parseMS("duration_ms", argv[8]); err != nil {
+		return err
+	}
+	if c.result.Outcome != events.OutcomePassed && c.result.Outcome != events.OutcomeFailed {
+		return errInvalid("outcome %q of unit %q is neither %q nor %q", c.result.Outcome, c.reservation.UnitID, events.OutcomePassed, events.OutcomeFailed)
+	}
+	return c.result.check()
+}
+
+// parseRequeue reads requeue's unit_type, max_requeues,
+// requeue_tolerance, duration_ms, failure_summary and errors_json.
+func (c *call) parseRequeue(argv args) error {
+	c.reservation.UnitType = argv[7]
+	if err := checkID("unit type", c.reservation.UnitType); err != nil {
+		return err
 	}
 	maxRequeues, err := parseInt("max_requeues", argv[8], 0)
 	if err != nil {
-		return c, err
+		return err
 	}
 	if maxRequeues > math.MaxInt32 {
-		return c, errInvalid("max_requeues %d is too large", maxRequeues)
+		return errInvalid("max_requeues %d is too large", maxRequeues)
 	}
 	tolerance, err := parseNumber("requeue_tolerance", argv[9])
 	if err != nil {
-		return c, err
+		return err
 	}
 	c.budgets = Budgets{MaxRequeues: int(maxRequeues), RequeueTolerance: tolerance}
 	if err := c.budgets.check(); err != nil {
-		return c, err
+		return err
 	}
-	c.result = Result{FailureSummary: a.at(11), Errors: []byte(a.at(12))}
+	c.result = Result{FailureSummary: argv.at(11), Errors: []byte(argv.at(12))}
 	if c.result.DurationMS, err = parseMS("duration_ms", argv[10]); err != nil {
-		return c, err
+		return err
 	}
-	return c, c.result.check()
+	return c.result.check()
 }
 
 // status turns a transition's error into the script's status reply: STALE

@@ -66,13 +66,12 @@ func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attemp
 // first round trip of the batch l.next gives, and then hands that batch
 // its connection.
 func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l link, try attempt) error {
-	wait := b.opts.BackoffFloor
+	retry := newRetrier(&b.opts) // see retry.go
 	dctx := dedicatedContext(ctx)
 	client := b.client // after MOVED, the node it names
-	var down time.Time // since when the connection fails before the commit
 	from := l.from
 	defer func() { from.drop() }() // not run: gave up before the first attempt
-	for n := 1; ; n++ {
+	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -87,6 +86,10 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 			if err != nil || writes == nil {
 				unwatch(c)
 				return false, err
+			}
+			if t.now == 0 {
+				unwatch(c)
+				return false, errNoServerTime
 			}
 			if err := dctx.Err(); err != nil {
 				// The caller gave up (a deadline, or a cancellation the
@@ -144,26 +147,19 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 			}
 			err = errAborted // not applied, and now it never will be: try again
 		}
-		redirected := isRedirect(err)
-		if !redirected && isConnErr(ctx, err) {
-			// The connection failed before anything was sent for commit (a
-			// node down, a failover under way): nothing was applied, so
-			// try again, for up to ResolveWait.
-			if down.IsZero() {
-				down = time.Now()
-			}
-			if redirected = time.Since(down) < b.opts.ResolveWait; redirected {
-				n-- // not contention
-			}
+		kind := classify(ctx, err)
+		if kind == retryNone {
+			return err // nil too: committed, or nothing to commit
 		}
-		if !errors.Is(err, errAborted) && !errors.Is(err, errRetry) && !redirected {
-			return err
-		}
-		if n >= b.opts.MaxAttempts {
-			return fmt.Errorf("%w after %d attempts", ErrContention, n)
+		wait, stop := retry.next(kind, err, time.Now())
+		if stop != nil {
+			return stop
 		}
 		b.meter.retry(ctx, mode)
-		if redirected {
+		if kind == retryReread {
+			continue
+		}
+		if kind == retryCluster || kind == retryConn {
 			// The build's slot moved (cluster resharding or failover). A
 			// dedicated connection does not follow redirects, and rueidis
 			// refreshes its slot map in the background, up to a second
@@ -175,12 +171,9 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 				}
 			}
 		}
-		if errors.Is(err, errAborted) || redirected {
-			b.meter.abort(ctx, mode)
-			if err := sleep(ctx, jitter(wait)); err != nil {
-				return err
-			}
-			wait = min(wait*2, b.opts.BackoffCeil)
+		b.meter.abort(ctx, mode)
+		if err := sleep(ctx, wait); err != nil {
+			return err
 		}
 	}
 }
@@ -218,23 +211,15 @@ func isNoSuchKey(err error) bool {
 
 func (b *Build) resolveOnce(ctx context.Context, workerGuard, token string) (applied, done bool, err error) {
 	err = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
-		res := c.DoMulti(ctx, c.B().Watch().Key(workerGuard).Build(), c.B().Lpos().Key(workerGuard).Element(token).Build())
-		if err := res[0].Error(); err != nil {
-			return err
-		}
-		_, err := res[1].AsInt64()
-		if err != nil && !rueidis.IsRedisNil(err) {
+		found, now, err := b.lookForToken(ctx, c, workerGuard, token)
+		if err != nil || found {
 			unwatch(c)
+			applied, done = found, found
 			return err
-		}
-		if err == nil {
-			unwatch(c)
-			applied, done = true, true
-			return nil
 		}
 		cmds := rueidis.Commands{c.B().Multi().Build()}
-		cmds = append(cmds, fullTokenRecord(c, workerGuard, newToken(), b.ttlMS)...)
-		res = c.DoMulti(ctx, append(cmds, c.B().Exec().Build())...)
+		cmds = append(cmds, b.fullTokenRecord(c, workerGuard, newToken(), now)...)
+		res := c.DoMulti(ctx, append(cmds, c.B().Exec().Build())...)
 		exec := res[len(res)-1]
 		if err := exec.Error(); err != nil {
 			if rueidis.IsRedisNil(err) {
@@ -403,20 +388,6 @@ func Transient(err error) bool {
 		return re.IsClusterDown() || re.IsTryAgain() || re.IsLoading()
 	}
 	return isConnErr(context.Background(), err)
-}
-
-// recentTokens is how many of a worker's last committed tokens its guard
-// keeps: a commit whose reply was lost is found among them even when other
-// transitions of the same worker id (a second process, a heartbeat thread)
-// committed after it.
-const recentTokens = 64
-
-// fullTokenRecord writes token at the head of a worker's guard, trims it to
-// its recentTokens last commits and gives it its TTL, whatever the Build
-// remembers of it: the write of a resolution, rare and left out of the
-// memory (see appendTokenRecord for the commits').
-func fullTokenRecord(c rueidis.DedicatedClient, workerGuard, token string, ttlMS int64) rueidis.Commands {
-	return appendTokenWrites(nil, c, guardRecord{key: workerGuard, renew: true, trim: true}, token, ttlMS)
 }
 
 // readTimeout bounds one plain read (meta and the tombstone, progress, a new

@@ -3,44 +3,55 @@ package queue
 import (
 	"sync"
 	"time"
-
-	"github.com/redis/rueidis"
 )
 
-// Every commit pushes its token onto the acting worker's guard, a list (see
-// appendTokenRecord). Keeping that list bounded and expiring took two more
-// commands in every commit, LTRIM and PEXPIRE, for every worker of a batch:
-// at 128 workers about a tenth of the server's time (make bench). Neither
-// is needed that often.
-// The list only has to keep the tokens a lost commit's resolution may look
-// for, and a TTL set a while ago is still running. So a Build remembers,
-// per worker guard, when it last gave the guard its TTL and how many tokens
-// it pushed since it last trimmed it, and sends each command only when it
-// is due:
+// Every commit adds its token to the acting worker's guard, a sorted set
+// of the worker's recent commit tokens scored by the server's time the
+// commit read (see appendTokenRecord). A commit whose reply was lost is
+// resolved by looking for its token there, so a token must stay as long as
+// a resolution may look for it, whoever commits under the same worker id
+// meanwhile and however fast: the set is trimmed by age (ZREMRANGEBYSCORE
+// of the tokens older than resolutionWindow), never by count, and the
+// guard's TTL is never shorter than that window, whatever the build's TTL
+// (Transition takes ttl_ms down to 1 ms). A worker's guard so holds its
+// commits of the last window, about 80 s by default: at one commit every
+// few milliseconds, tens of thousands of 24-byte tokens. Each Build trims
+// by its own window, so processes acting under one worker id should share
+// their ResolveWait (a worker's is its timeout).
+//
+// Trimming the set and renewing its TTL in every commit took two more
+// commands, for every worker of a batch: at 128 workers about a tenth of
+// the server's time (make bench). Neither is needed that often. A TTL set
+// a while ago is still running, and tokens a little past the window do no
+// harm. So a Build remembers, per worker guard, when it last gave the
+// guard its TTL and how many tokens it added since it last trimmed it, and
+// sends each command only when it is due:
 //
 //   - PEXPIRE when the TTL this Build set is older than guardKeep (half the
-//     build's TTL), so the guard never has less than half of it left when a
-//     commit lands, far more than a resolution takes (ResolveWait);
-//   - LTRIM on one push in trimEvery, so the list never holds more than
-//     recentTokens+trimEvery of this Build's tokens (and as many more per
-//     other process acting under the same worker id, each trimming too).
+//     guard's TTL), so the guard never has less than half of it left when
+//     a commit lands, which is at least the resolution window;
+//   - ZREMRANGEBYSCORE on one token in trimEvery, so the set holds the
+//     window's tokens and at most trimEvery more of this Build's (and as
+//     many more per other process acting under the same worker id, each
+//     trimming too).
 //
 // A guard that vanished under the Build (a Redis restart without the
-// guard, a flush, an eviction) is re-created by the commit's LPUSH without
+// guard, a flush, an eviction) is re-created by the commit's ZADD without
 // a TTL. So a commit that does not renew a guard still sends PEXPIRE NX,
 // which gives the guard its TTL only when it has none: the guard never
 // goes without one, not even for a moment after EXEC, whatever happens to
 // the connection there. It costs the server a key lookup and writes
 // nothing when the TTL runs. A wrong memory costs a command, and never
-// takes a token from a resolution: the list keeps at least the last
-// recentTokens.
+// takes a token from a resolution: no trim takes a token of the window.
+// A guard lost with its tokens (evicted, flushed) is another matter: a
+// lost reply resolved then is taken as not applied, and its unfenced
+// effects repeat (see docs/design.md#lost-replies).
 
-// trimEvery is how many tokens a Build pushes onto one worker guard per
-// LTRIM.
+// trimEvery is how many tokens a Build adds to one worker guard per trim.
 const trimEvery = 16
 
 // maxGuardMemos bounds the worker guards a Build remembers; past it, it
-// forgets them all, which costs each one PEXPIRE and LTRIM once more.
+// forgets them all, which costs each one PEXPIRE and a trim once more.
 const maxGuardMemos = 4096
 
 // workerGuards is a Build's memory of the worker guards it wrote.
@@ -48,11 +59,22 @@ type workerGuards struct {
 	mu    sync.Mutex
 	memos map[string]guardMemo
 	keep  time.Duration // how long a TTL this Build set is trusted; 0: never
+	// ttlMS is the guards' TTL, windowMS how long their tokens are kept.
+	ttlMS, windowMS int64
+}
+
+// newWorkerGuards returns the memory of a Build whose TTL is ttl: its
+// guards live for that TTL, or for the resolution window when that is
+// longer.
+func newWorkerGuards(ttl, resolveWait time.Duration) *workerGuards {
+	window := resolutionWindow(resolveWait)
+	life := max(ttl, window)
+	return &workerGuards{keep: guardKeep(life, resolveWait), ttlMS: life.Milliseconds(), windowMS: window.Milliseconds()}
 }
 
 type guardMemo struct {
 	renewed time.Time // when a commit that gave the guard its TTL was sent
-	pushed  int       // tokens pushed since the last trim known applied
+	pushed  int       // tokens added since the last trim known applied
 }
 
 // guardRecord is what one commit writes to one worker guard besides its
@@ -62,22 +84,29 @@ type guardRecord struct {
 	renew, trim bool
 }
 
+// resolutionWindow is how long a commit's token must stay in its worker's
+// guard after the commit read the server's time: what may pass between
+// the reads and its resolution's last look. That is the commit's round
+// trips, each up to the client's connection timeouts (rueidis's default
+// write timeout is 10 s; roundTripAllowance leaves room for them), then
+// the resolution, up to ResolveWait, with as much again to spare. A token
+// gone by then would hide a commit that landed.
+func resolutionWindow(resolveWait time.Duration) time.Duration {
+	return 2*resolveWait + roundTripAllowance
+}
+
 // guardKeep is how long a worker guard's TTL, set by a commit, is trusted
-// to run: half the build's TTL, or nothing when half the TTL would not
-// outlast, with room to spare, what may pass between a commit's planning
-// and its resolution's last look: the commit's two round trips, each up to
-// the client's connection timeouts (rueidis's default write timeout is
-// 10 s; roundTripAllowance leaves room for both), then the resolution.
-// A guard that expired in that time would hide a token that landed.
+// to run: half the guard's TTL, or nothing when half the TTL would not
+// outlast the resolution window.
 func guardKeep(ttl, resolveWait time.Duration) time.Duration {
-	if ttl/2 < 2*resolveWait+roundTripAllowance {
+	if ttl/2 < resolutionWindow(resolveWait) {
 		return 0
 	}
 	return ttl / 2
 }
 
-// roundTripAllowance bounds the time a commit's two round trips may take
-// on a slow but living server, for guardKeep.
+// roundTripAllowance bounds the time a commit's round trips may take on a
+// slow but living server, for resolutionWindow.
 const roundTripAllowance = time.Minute
 
 // plan decides what a commit sent at now writes to the guard key.
@@ -118,47 +147,4 @@ func (w *workerGuards) applied(records []guardRecord, sent time.Time) {
 		}
 		w.memos[r.key] = m
 	}
-}
-
-// txn is one attempt of a commit: its token, and what it writes to worker
-// guards, for the Build's memory once the commit is known applied.
-type txn struct {
-	token   string
-	first   []rueidis.RedisResult // the first round trip's replies, made behind another commit (see chain.go); nil: to make
-	sent    time.Time
-	records []guardRecord
-	// Room for a lone transition's records.
-	firstRecord [1]guardRecord
-}
-
-func newTxn() *txn {
-	t := &txn{token: newToken(), sent: time.Now()}
-	t.records = t.firstRecord[:0]
-	return t
-}
-
-// appendTokenRecord appends to cmds the writes of t's token at the head of
-// a worker's guard, a list of its last commits: the write every watcher of
-// the guard sees, and what a lost commit's resolution looks for. The
-// guard's TTL and its bound are kept up when due (see workerGuards).
-func (b *Build) appendTokenRecord(cmds rueidis.Commands, c rueidis.DedicatedClient, t *txn, workerGuard string) rueidis.Commands {
-	r := b.workerGuards.plan(workerGuard, t.sent)
-	t.records = append(t.records, r)
-	return appendTokenWrites(cmds, c, r, t.token, b.ttlMS)
-}
-
-// appendTokenWrites appends to cmds the LPUSH of token onto r's guard, the
-// LTRIM that r calls for, and its PEXPIRE: unconditional when r renews,
-// NX (only a guard without a TTL, which the LPUSH just created) when not.
-func appendTokenWrites(cmds rueidis.Commands, c rueidis.DedicatedClient, r guardRecord, token string, ttlMS int64) rueidis.Commands {
-	cmds = append(cmds, c.B().Lpush().Key(r.key).Element(token).Build())
-	if r.trim {
-		cmds = append(cmds, c.B().Ltrim().Key(r.key).Start(0).Stop(recentTokens-1).Build())
-	}
-	if r.renew {
-		cmds = append(cmds, c.B().Pexpire().Key(r.key).Milliseconds(ttlMS).Build())
-	} else {
-		cmds = append(cmds, c.B().Pexpire().Key(r.key).Milliseconds(ttlMS).Nx().Build())
-	}
-	return cmds
 }

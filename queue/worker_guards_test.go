@@ -57,3 +57,18 @@ func TestGuardKeep(t *testing.T) {
 	assert.Equal(t, 80*time.Second, guardKeep(160*time.Second, 10*time.Second))
 	assert.Zero(t, guardKeep(time.Second, 0))
 }
+
+// A worker guard outlives the resolution window whatever the build's TTL,
+// and keeps its tokens for that window.
+func TestWorkerGuardsLifetime(t *testing.T) {
+	window := resolutionWindow(DefaultResolveWait)
+	assert.Equal(t, 80*time.Second, window)
+	short := newWorkerGuards(time.Millisecond, DefaultResolveWait)
+	assert.Equal(t, window.Milliseconds(), short.ttlMS, "a 1 ms TTL does not shorten the guard")
+	assert.Equal(t, window.Milliseconds(), short.windowMS)
+	assert.Zero(t, short.keep, "such a guard is renewed by every commit")
+	long := newWorkerGuards(DefaultTTL, DefaultResolveWait)
+	assert.Equal(t, DefaultTTL.Milliseconds(), long.ttlMS)
+	assert.Equal(t, DefaultTTL/2, long.keep)
+	assert.Equal(t, window.Milliseconds(), long.windowMS, "tokens are kept for the window, not the TTL")
+}

@@ -8,6 +8,8 @@ package report
 import (
 	"errors"
 	"time"
+
+	"github.com/hopper-queue/hopper/queue"
 )
 
 // Exit codes of a build's report (and of the command that prints it). They
@@ -47,7 +49,7 @@ const (
 // Defaults of Options (SPEC section 11, `report` flags).
 const (
 	DefaultPollInterval    = time.Second
-	DefaultInitTimeout     = 300 * time.Second
+	DefaultInitTimeout     = queue.DefaultInitTimeout // as long as a joiner waits for the publisher
 	DefaultTimeout         = 1080 * time.Second
 	DefaultInactiveTimeout = 300 * time.Second
 )

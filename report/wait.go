@@ -38,10 +38,11 @@ func Run(ctx context.Context, client rueidis.Client, buildID string, opts Option
 	if buildID == "" {
 		return nil, fmt.Errorf("%w: empty build id", ErrInvalidOptions)
 	}
-	if _, err := queue.Open(client, buildID, queue.Options{}); err != nil {
+	b, err := queue.Open(client, buildID, queue.Options{})
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	w := waiter{rd: reader{client: client, keys: queue.BuildKeys(buildID)}, opts: o, start: o.Clock.Now()}
+	w := waiter{rd: reader{b: b}, opts: o, start: o.Clock.Now()}
 	obs := Observation{BuildID: buildID}
 	err = w.observe(ctx, &obs)
 	if ctx.Err() != nil {
@@ -70,15 +71,15 @@ func (w waiter) observe(ctx context.Context, obs *Observation) error {
 		return err
 	}
 	switch {
-	case len(st.meta) > 0:
+	case len(st.Meta) > 0:
 		obs.Presence = PresenceMeta
-	case st.tombstone:
+	case st.Tombstone:
 		obs.Presence = PresenceTombstone
 		return nil
 	default:
 		return nil // PresenceNone: missing
 	}
-	if obs.Meta, err = ParseMeta(st.meta); err != nil {
+	if obs.Meta, err = ParseMeta(st.Meta); err != nil {
 		return err
 	}
 	if obs.Manifest, err = w.manifest(ctx, obs.Meta); err != nil {
@@ -97,10 +98,10 @@ func (w waiter) observe(ctx context.Context, obs *Observation) error {
 }
 
 // appear polls until meta or the tombstone shows, or InitTimeout passes.
-func (w waiter) appear(ctx context.Context) (status, error) {
+func (w waiter) appear(ctx context.Context) (queue.Presence, error) {
 	for {
 		st, err := w.rd.status(ctx)
-		if err != nil || len(st.meta) > 0 || st.tombstone {
+		if err != nil || len(st.Meta) > 0 || st.Tombstone {
 			return st, err
 		}
 		if w.elapsed() >= w.opts.InitTimeout {
@@ -132,15 +133,15 @@ func (w waiter) complete(ctx context.Context, obs *Observation) error {
 		if err != nil {
 			return err
 		}
-		if len(p.meta) == 0 {
+		if len(p.Meta) == 0 {
 			obs.Presence = PresenceTombstone
 			return nil
 		}
-		m, err := ParseMeta(p.meta)
+		m, err := ParseMeta(p.Meta)
 		if err != nil {
 			return err
 		}
-		obs.Meta, obs.Workers = m, ParseWorkers(p.workers)
+		obs.Meta, obs.Workers = m, ParseWorkers(p.Workers)
 		n := m.FinalizedCount
 		obs.FinalizedCount = &n
 		if n >= m.TotalUnits {
@@ -150,7 +151,7 @@ func (w waiter) complete(ctx context.Context, obs *Observation) error {
 			obs.Stall = &Stall{Cause: StallTimeout}
 			return nil
 		}
-		if idle := idleTime(m, obs.Workers, p.nowMS); idle > w.opts.InactiveTimeout {
+		if idle := idleTime(m, obs.Workers, p.NowMS); idle > w.opts.InactiveTimeout {
 			obs.Stall = &Stall{Cause: StallInactive, Idle: idle}
 			return nil
 		}

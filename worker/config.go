@@ -12,19 +12,20 @@ import (
 	"github.com/hopper-queue/hopper/queue"
 )
 
-// Defaults of Config, the numbers of the original's command line.
+// Defaults of Config, the numbers of the original's command line. Those
+// that queue uses too are queue's, defined there once.
 const (
-	DefaultTimeout          = 180 * time.Second
+	DefaultTimeout          = queue.DefaultTimeout
 	DefaultMaxUnitDuration  = 900 * time.Second
 	DefaultMaxRequeues      = 0
 	DefaultRequeueTolerance = 0.0
 	DefaultMaxReclaims      = 3
-	DefaultTTL              = 14400 * time.Second
-	DefaultTombstoneTTL     = 604800 * time.Second
-	DefaultInitTimeout      = 300 * time.Second
+	DefaultTTL              = queue.DefaultTTL
+	DefaultTombstoneTTL     = queue.DefaultTombstoneTTL
+	DefaultInitTimeout      = queue.DefaultInitTimeout
 	DefaultBlock            = time.Second
-	DefaultPollInterval     = 500 * time.Millisecond
-	DefaultLeaseTTL         = 60 * time.Second
+	DefaultPollInterval     = queue.DefaultPollInterval
+	DefaultLeaseTTL         = queue.DefaultLeaseTTL
 )
 
 // maxHeartbeatInterval caps the heartbeat interval, whatever the timeout.

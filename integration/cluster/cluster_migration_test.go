@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -149,4 +150,122 @@ func TestClusterTransactionDuringMigration(t *testing.T) {
 	types := b.requireFinalizedOnce(units)
 	assert.Equal(t, 2, types[events.TypeFinalized])
 	b.requireOnOneNode()
+}
+
+// A build's slot is left half migrated for 5 s in the middle of the build,
+// its meta on the target and other keys still on the source: every
+// transition meets ASK or TRYAGAIN for those 5 s, far past what counting
+// attempts rode out (MaxAttempts tries, backoff capped at BackoffCeil:
+// about 1.4 s). Each one waits (nothing is finalized meanwhile) and
+// commits once the migration ends; no worker exits. The workers' Timeout
+// is longer than the migration, so that it is queue's ClusterWait, not
+// the workers' own outage bound, that is put to the test.
+func TestClusterSlotHeldMigratingMidBuild(t *testing.T) {
+	const units, workers, hold = 40, 4, 5 * time.Second
+	f := newFleet(t, "", unitNames(units))
+	f.timeout = 15 * time.Second
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	before := readWorkerCounters(t)
+	run := f.start(ctx, workers, flakyFunc(40*time.Millisecond, everyNth(7)))
+
+	f.waitFinalized(ctx, run, 10)
+	m, err := cl.BeginMigration(ctx, f.slot(), otherPrimary(t, f.slot()))
+	require.NoError(t, err)
+	finishOnFailure(t, m)
+	moved := moveUntilGone(t, m, f.keys.Meta)
+	source := cl.NodeClient(t, m.From)
+	left, err := source.Do(ctx, source.B().ClusterCountkeysinslot().Slot(int64(f.slot())).Build()).AsInt64()
+	require.NoError(t, err)
+	held := time.Now()
+	p, err := f.q.Progress(ctx)
+	require.NoError(t, err)
+	t.Logf("slot %d half migrated from %s to %s: %d keys moved (meta among them), %d left, at %d/%d units finalized",
+		f.slot(), m.From, m.To, moved, left, p.Finalized, p.Total)
+	during := readWorkerCounters(t)
+
+	select {
+	case <-run.done:
+		t.Fatalf("the workers returned while the slot was half migrated: %v", run.errs)
+	case <-time.After(hold):
+	}
+	q, err := f.q.Progress(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, p.Finalized, q.Finalized, "while meta is away, no transition commits")
+	during.logSince(t, fmt.Sprintf("workers while the slot was held half migrated for %v", time.Since(held).Round(time.Millisecond)))
+	require.NoError(t, m.Finish(ctx))
+	t.Logf("migration finished %v after meta moved", time.Since(held).Round(time.Millisecond))
+
+	requireWorkersOK(t, run)
+	before.logSince(t, "workers")
+	types := f.requireFinalizedOnce(f.suite.Units)
+	t.Logf("events: %v", types)
+	assert.Equal(t, m.To, f.primary())
+	f.requireOnOneNode()
+	f.report(report.VerdictPassed)
+}
+
+// moveUntilGone moves the keys of m's slot one by one until key is no
+// longer on the source (the source answers ASK for it), and returns how
+// many it moved.
+func moveUntilGone(t *testing.T, m *redistest.Migration, key string) int {
+	t.Helper()
+	source := cl.NodeClient(t, m.From)
+	for moved := 0; ; {
+		err := source.Do(t.Context(), source.B().Exists().Key(key).Build()).Error()
+		if re, ok := rueidis.IsRedisErr(err); ok {
+			_, ask := re.IsAsk()
+			require.True(t, ask, "EXISTS %s on the source: %v", key, err)
+			return moved
+		}
+		require.NoError(t, err)
+		n, err := m.MoveKeys(t.Context(), 1)
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "every key moved, and %s still answered on the source", key)
+		moved += n
+	}
+}
+
+// ClusterWait bounds how long a transition rides out a half-migrated slot,
+// and the caller's context ends the wait sooner: neither is taken for
+// contention. Once the migration ends, the same transition commits.
+func TestClusterWaitBoundsAHeldMigration(t *testing.T) {
+	b := newBuild(t, "")
+	units := []string{"u1"}
+	b.publish(manifestOf(units))
+	const wait = 1500 * time.Millisecond
+	q, err := queue.Open(b.client, b.id, queue.Options{TTL: ttl, ClusterWait: wait})
+	require.NoError(t, err)
+	r, ok, err := q.Reserve(b.ctx, "w1", queue.ReserveOptions{Timeout: time.Minute, Block: 10 * time.Millisecond})
+	require.NoError(t, err)
+	require.True(t, ok)
+	m, err := cl.BeginMigration(b.ctx, b.slot(), otherPrimary(t, b.slot()))
+	require.NoError(t, err)
+	finishOnFailure(t, m)
+	moveUntilGone(t, m, b.keys.Meta)
+
+	start := time.Now()
+	err = q.Heartbeat(b.ctx, r)
+	took := time.Since(start)
+	t.Logf("heartbeat on the held slot: %v after %v", err, took.Round(time.Millisecond))
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, queue.ErrContention)
+	var re *rueidis.RedisError
+	require.ErrorAs(t, err, &re, "the last of the cluster's replies")
+	_, ask := re.IsAsk()
+	assert.True(t, ask || re.IsTryAgain(), "ASK or TRYAGAIN: %v", re)
+	assert.GreaterOrEqual(t, took, wait)
+	assert.Less(t, took, wait+time.Second)
+
+	ctx, cancel := context.WithTimeout(b.ctx, 300*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	err = b.q.Heartbeat(ctx, r) // the default ClusterWait, 30 s
+	took = time.Since(start)
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "the caller's deadline ends the wait")
+	assert.Less(t, took, time.Second)
+
+	require.NoError(t, m.Finish(b.ctx))
+	require.NoError(t, q.Finalize(b.ctx, r, queue.Result{Outcome: "passed", DurationMS: 1}))
+	b.requireFinalizedOnce(units)
 }

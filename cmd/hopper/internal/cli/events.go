@@ -33,44 +33,71 @@ func (a *app) events(args []string) error {
 	keys := queue.BuildKeys(t.BuildID)
 	out := bufio.NewWriter(a.s.Stdout)
 	defer out.Flush()
-	last := "-"
-	read := func() (int, error) {
-		n := 0
-		for {
-			entries, err := client.Do(a.ctx, client.B().Xrange().Key(keys.Attempts).Start(last).End("+").Count(1000).Build()).AsXRange()
-			if err != nil {
-				return n, err
-			}
-			for _, e := range entries {
-				out.WriteString(e.FieldValues["json"])
-				out.WriteByte('\n')
-				last = "(" + e.ID
-			}
-			n += len(entries)
-			if len(entries) < 1000 {
-				return n, out.Flush()
-			}
-		}
-	}
-	n, err := read()
+	lp := &logPrinter{a: a, client: client, keys: keys, out: out, last: "-"}
+	n, err := lp.read()
 	if err != nil {
 		return a.readErr(t.BuildID, err)
 	}
 	if !*follow {
 		if n == 0 {
-			if ok, err := a.buildExists(client, keys); err != nil {
-				return a.readErr(t.BuildID, err)
-			} else if !ok {
-				return exitf(exitInfrastructure, "build %s not found (never published, or not yet)", t.BuildID)
-			}
-			if st, err := a.followDone(client, keys); err != nil {
-				return a.readErr(t.BuildID, err)
-			} else if st == followGone {
-				return errGone(t.BuildID)
-			}
+			return a.emptyLog(client, keys, t.BuildID)
 		}
 		return nil
 	}
+	return a.followLog(client, keys, t.BuildID, lp)
+}
+
+// logPrinter prints a build's attempt log, one event a line, from where it
+// left off.
+type logPrinter struct {
+	a      *app
+	client rueidis.Client
+	keys   queue.Keys
+	out    *bufio.Writer
+	last   string // the XRANGE start of the next read
+}
+
+// read prints the entries logged since the last read, and counts them.
+func (lp *logPrinter) read() (int, error) {
+	client := lp.client
+	n := 0
+	for {
+		entries, err := client.Do(lp.a.ctx, client.B().Xrange().Key(lp.keys.Attempts).Start(lp.last).End("+").Count(1000).Build()).AsXRange()
+		if err != nil {
+			return n, err
+		}
+		for _, e := range entries {
+			lp.out.WriteString(e.FieldValues["json"])
+			lp.out.WriteByte('\n')
+			lp.last = "(" + e.ID
+		}
+		n += len(entries)
+		if len(entries) < 1000 {
+			return n, lp.out.Flush()
+		}
+	}
+}
+
+// emptyLog tells why a build's log, read without --follow, is empty: the
+// build was never published, or it is gone; a build just published has
+// logged nothing yet.
+func (a *app) emptyLog(client rueidis.Client, keys queue.Keys, buildID string) error {
+	if ok, err := a.buildExists(client, keys); err != nil {
+		return a.readErr(buildID, err)
+	} else if !ok {
+		return exitf(exitInfrastructure, "build %s not found (never published, or not yet)", buildID)
+	}
+	if st, err := a.followDone(client, keys); err != nil {
+		return a.readErr(buildID, err)
+	} else if st == followGone {
+		return errGone(buildID)
+	}
+	return nil
+}
+
+// followLog prints the log's new events until the build is complete or
+// gone, or the command is interrupted.
+func (a *app) followLog(client rueidis.Client, keys queue.Keys, buildID string, lp *logPrinter) error {
 	for {
 		select {
 		case <-a.ctx.Done():
@@ -84,19 +111,19 @@ func (a *app) events(args []string) error {
 			return nil
 		}
 		if err != nil {
-			return a.readErr(t.BuildID, err)
+			return a.readErr(buildID, err)
 		}
-		if _, err := read(); err != nil {
+		if _, err := lp.read(); err != nil {
 			if a.interrupted() {
 				return nil
 			}
-			return a.readErr(t.BuildID, err)
+			return a.readErr(buildID, err)
 		}
 		switch done {
 		case followComplete:
 			return nil
 		case followGone:
-			return errGone(t.BuildID)
+			return errGone(buildID)
 		}
 	}
 }

@@ -180,6 +180,11 @@ func parseSeconds(raw string) (time.Duration, bool) {
 	return 0, false
 }
 
+// secondsText writes a default duration as a flag takes it: 180, 0.5.
+func secondsText(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64)
+}
+
 // notNegative reads a whole number that may be zero.
 func notNegative(name, raw string) (int, error) {
 	n, err := strconv.Atoi(strings.TrimSpace(raw))

@@ -12,9 +12,9 @@ import (
 func (a *app) report(args []string) error {
 	f := newFlagSet("report")
 	tf := addTargetFlags(f)
-	timeout := f.String("timeout", "1080")
-	initTimeout := f.String("init-timeout", "300")
-	inactive := f.String("inactive-timeout", "300")
+	timeout := f.String("timeout", secondsText(report.DefaultTimeout))
+	initTimeout := f.String("init-timeout", secondsText(report.DefaultInitTimeout))
+	inactive := f.String("inactive-timeout", secondsText(report.DefaultInactiveTimeout))
 	of := addOutputFlags(f)
 	t, err := a.parseTarget(f, tf, args)
 	if err != nil {

@@ -158,6 +158,7 @@ type tickView struct {
 
 type legendView struct{ Class, Label string }
 
+// build is the page's view of r.
 func build(r *report.Report) view {
 	v := view{
 		BuildID: r.BuildID, Verdict: string(r.Verdict), Headline: r.Headline, ExitCode: r.ExitCode,
@@ -174,11 +175,18 @@ func build(r *report.Report) view {
 		log = report.NewLog(nil) // a Report not made by Judge: render it empty
 	}
 	attempts := Attempts(log.Events())
+	v.addProblems(r, log)
+	v.addCounts(r, log, attempts)
+	v.Slowest = slowest(attempts, 10)
+	v.Timeline = timeline(r, attempts)
+	v.Workers = workers(r, v.Timeline.Rows, attempts)
+	return v
+}
 
-	failed := log.Failed()
-	flaky := log.Flaky()
-	retries := log.RetryCounts()
-	for _, f := range failed {
+// addProblems fills in the failed, flaky, abandoned and never finalized
+// units, and the workers' errors.
+func (v *view) addProblems(r *report.Report, log *report.Log) {
+	for _, f := range log.Failed() {
 		fv := failedView{Unit: f.UnitID, Worker: f.WorkerID, Reason: "(no reason)"}
 		if f.Reason != nil {
 			fv.Reason = *f.Reason
@@ -186,8 +194,9 @@ func build(r *report.Report) view {
 		fv.errorsView = errorPayload(f.Errors)
 		v.Failed = append(v.Failed, fv)
 	}
+	retries := log.RetryCounts()
 	retried := retriedAttempts(log.Events())
-	for _, u := range flaky {
+	for _, u := range log.Flaky() {
 		n, _ := retries.Get(u)
 		v.Flaky = append(v.Flaky, flakyView{Unit: u, Retries: n, Failures: retried[u]})
 	}
@@ -202,7 +211,10 @@ func build(r *report.Report) view {
 	for _, e := range log.WorkerErrors() {
 		v.WorkerErrors = append(v.WorkerErrors, fmt.Sprintf("%s %s %s: %s", e.WorkerID, e.Phase, e.Class, e.Message))
 	}
+}
 
+// addCounts fills in the counts at the top of the page, after addProblems.
+func (v *view) addCounts(r *report.Report, log *report.Log, attempts []Attempt) {
 	var total, passed int
 	if r.Meta != nil {
 		total = int(r.Meta.TotalUnits)
@@ -215,16 +227,18 @@ func build(r *report.Report) view {
 	v.Counts = []count{
 		{"units", total, ""},
 		{"passed", passed, "passed"},
-		{"failed", len(failed), "failed"},
-		{"flaky", len(flaky), "requeued"},
+		{"failed", len(v.Failed), "failed"},
+		{"flaky", len(v.Flaky), "requeued"},
 		{"never finalized", len(v.NeverFinalized), "running"},
-		{"retries", int(sumCounts(retries)), "requeued"},
+		{"retries", int(sumCounts(log.RetryCounts())), "requeued"},
 		{"reclaims", int(sumCounts(log.ReclaimCounts())), "lost"},
 		{"abandoned", len(v.Abandoned), "stale"},
 		{"attempts", len(attempts), ""},
 	}
+}
 
-	// The slowest attempts that ran.
+// slowest is the n slowest attempts that ran.
+func slowest(attempts []Attempt, n int) []slowView {
 	ran := make([]Attempt, 0, len(attempts))
 	for _, a := range attempts {
 		if !a.NoRun {
@@ -232,12 +246,17 @@ func build(r *report.Report) view {
 		}
 	}
 	sort.SliceStable(ran, func(i, j int) bool { return length(ran[i]) > length(ran[j]) })
-	for _, a := range ran[:min(len(ran), 10)] {
-		v.Slowest = append(v.Slowest, slowView{Unit: a.Unit, Worker: a.Worker, End: a.End, DurationMS: length(a)})
+	var out []slowView
+	for _, a := range ran[:min(len(ran), n)] {
+		out = append(out, slowView{Unit: a.Unit, Worker: a.Worker, End: a.End, DurationMS: length(a)})
 	}
+	return out
+}
 
-	v.Timeline = timeline(r, attempts)
-	for _, row := range v.Timeline.Rows {
+// workers is the workers' table, one line per timeline row.
+func workers(r *report.Report, rows []rowView, attempts []Attempt) []workerView {
+	var out []workerView
+	for _, row := range rows {
 		wv := workerView{ID: row.Worker, Processed: "0"}
 		var busy float64
 		for _, a := range attempts {
@@ -252,9 +271,9 @@ func build(r *report.Report) view {
 			}
 		}
 		wv.Busy = fmtDuration(time.Duration(busy) * time.Millisecond)
-		v.Workers = append(v.Workers, wv)
+		out = append(out, wv)
 	}
-	return v
+	return out
 }
 
 // errorPayload decodes an errors payload leniently, as the report must show

@@ -35,34 +35,17 @@ type Attempt struct {
 // Attempts rebuilds the attempts from the attempt log, in the order they
 // started. Events not about a unit are skipped.
 func Attempts(log []events.Event) []Attempt {
-	var out []*Attempt
-	open := map[string]*Attempt{} // unit -> its attempt in progress
-	var lastMS int64
-	closeAs := func(a *Attempt, end string, at int64) {
-		a.End, a.EndMS = end, max(at, a.StartMS)
-	}
+	r := attemptLog{open: map[string]*Attempt{}}
 	for _, ev := range log {
-		lastMS = max(lastMS, ev.AtMS)
+		r.lastMS = max(r.lastMS, ev.AtMS)
 		if !ev.UnitScoped() {
 			continue
 		}
 		unit := *ev.UnitID
-		cur := open[unit]
+		cur := r.open[unit]
 		switch ev.Type {
 		case events.TypeDelivered, events.TypeReclaimed:
-			if cur != nil {
-				closeAs(cur, EndLost, ev.AtMS)
-			}
-			a := &Attempt{
-				Unit: unit, Worker: ev.WorkerID, StartMS: ev.AtMS,
-				RetryIndex: ev.RetryIndex, ReclaimCount: ev.ReclaimCount,
-				Reclaimed: ev.Type == events.TypeReclaimed,
-			}
-			if ev.PreviousWorkerID != nil {
-				a.PreviousWorkerID = *ev.PreviousWorkerID
-			}
-			out = append(out, a)
-			open[unit] = a
+			r.started(ev, unit, cur)
 		case events.TypeAbandoned:
 			if cur != nil && cur.Worker == ev.WorkerID {
 				cur.AbandonedAtMS = ev.AtMS
@@ -71,51 +54,92 @@ func Attempts(log []events.Event) []Attempt {
 			if cur != nil && cur.Worker == ev.WorkerID {
 				closeAs(cur, EndRequeued, ev.AtMS)
 				cur.DurationMS = ev.DurationMS
-				delete(open, unit)
+				delete(r.open, unit)
 			}
 		case events.TypeFinalized:
-			reason := ""
-			if ev.Reason != nil {
-				reason = *ev.Reason
-			}
-			if cur != nil && cur.Worker == ev.WorkerID && reason != events.ReasonReclaimBudgetExhausted {
-				closeAs(cur, ev.Outcome, ev.AtMS)
-				cur.Reason, cur.DurationMS = reason, ev.DurationMS
-				delete(open, unit)
-				continue
-			}
-			// Finalized by a worker that did not run it: a reclaim past the
-			// budget. The silent owner's attempt was lost.
-			if cur != nil {
-				closeAs(cur, EndLost, ev.AtMS)
-				delete(open, unit)
-			}
-			end := ev.Outcome
-			if end != EndPassed {
-				end = EndFailed
-			}
-			out = append(out, &Attempt{
-				Unit: unit, Worker: ev.WorkerID, StartMS: ev.AtMS, EndMS: ev.AtMS, End: end, Reason: reason,
-				RetryIndex: ev.RetryIndex, ReclaimCount: ev.ReclaimCount, NoRun: true,
-			})
+			r.finalized(ev, unit, cur)
 		case events.TypeStaleRejected:
-			// The lost attempt of this worker ended now, its result refused.
-			for i := len(out) - 1; i >= 0; i-- {
-				a := out[i]
-				if a.Unit == unit && a.Worker == ev.WorkerID && a.End == EndLost {
-					a.End, a.EndMS = EndStale, max(ev.AtMS, a.StartMS)
-					break
-				}
-			}
+			r.staleRejected(ev, unit)
 		}
 	}
-	for _, a := range open {
-		closeAs(a, EndRunning, lastMS)
+	for _, a := range r.open {
+		closeAs(a, EndRunning, r.lastMS)
 	}
-	res := make([]Attempt, len(out))
-	for i, a := range out {
+	res := make([]Attempt, len(r.out))
+	for i, a := range r.out {
 		res[i] = *a
 	}
 	sort.SliceStable(res, func(i, j int) bool { return res[i].StartMS < res[j].StartMS })
 	return res
+}
+
+// attemptLog is the attempts rebuilt so far, for Attempts.
+type attemptLog struct {
+	out    []*Attempt
+	open   map[string]*Attempt // unit -> its attempt in progress
+	lastMS int64
+}
+
+func closeAs(a *Attempt, end string, at int64) {
+	a.End, a.EndMS = end, max(at, a.StartMS)
+}
+
+// started opens the attempt a delivery or reclaim starts; cur, the unit's
+// attempt in progress, was lost.
+func (r *attemptLog) started(ev events.Event, unit string, cur *Attempt) {
+	if cur != nil {
+		closeAs(cur, EndLost, ev.AtMS)
+	}
+	a := &Attempt{
+		Unit: unit, Worker: ev.WorkerID, StartMS: ev.AtMS,
+		RetryIndex: ev.RetryIndex, ReclaimCount: ev.ReclaimCount,
+		Reclaimed: ev.Type == events.TypeReclaimed,
+	}
+	if ev.PreviousWorkerID != nil {
+		a.PreviousWorkerID = *ev.PreviousWorkerID
+	}
+	r.out = append(r.out, a)
+	r.open[unit] = a
+}
+
+// finalized ends cur, the unit's attempt in progress, when its worker
+// finalized it; otherwise the unit was finalized by a reclaim past its
+// budget, an attempt that did not run.
+func (r *attemptLog) finalized(ev events.Event, unit string, cur *Attempt) {
+	reason := ""
+	if ev.Reason != nil {
+		reason = *ev.Reason
+	}
+	if cur != nil && cur.Worker == ev.WorkerID && reason != events.ReasonReclaimBudgetExhausted {
+		closeAs(cur, ev.Outcome, ev.AtMS)
+		cur.Reason, cur.DurationMS = reason, ev.DurationMS
+		delete(r.open, unit)
+		return
+	}
+	// Finalized by a worker that did not run it: a reclaim past the
+	// budget. The silent owner's attempt was lost.
+	if cur != nil {
+		closeAs(cur, EndLost, ev.AtMS)
+		delete(r.open, unit)
+	}
+	end := ev.Outcome
+	if end != EndPassed {
+		end = EndFailed
+	}
+	r.out = append(r.out, &Attempt{
+		Unit: unit, Worker: ev.WorkerID, StartMS: ev.AtMS, EndMS: ev.AtMS, End: end, Reason: reason,
+		RetryIndex: ev.RetryIndex, ReclaimCount: ev.ReclaimCount, NoRun: true,
+	})
+}
+
+// staleRejected ends the lost attempt of the event's worker: its result
+// was refused.
+func (r *attemptLog) staleRejected(ev events.Event, unit string) {
+	for i := len(r.out) - 1; i >= 0; i-- {
+		a := r.out[i]
+		if a.Unit == unit && a.Worker == ev.WorkerID && a.End == EndLost {
+			a.End, a.EndMS = EndStale, max(ev.AtMS, a.StartMS)
+			break
+		}
+	}
 }

@@ -1,0 +1,186 @@
+package queue
+
+import (
+	"fmt"
+
+	"github.com/hopper-queue/hopper/budget"
+	"github.com/hopper-queue/hopper/fence"
+	"github.com/redis/rueidis"
+)
+
+// guards are the guard keys of one reservation: its worker's and its
+// entry's, named once per transition.
+type guards struct{ worker, entry string }
+
+func (b *Build) guardsOf(r Reservation) guards {
+	return guards{worker: b.keys.workerGuard(r.WorkerID), entry: b.keys.entryGuard(r.Stream, r.EntryID)}
+}
+
+// held is what a fenced transition reads, in one round trip, right after it
+// WATCHes the guards of the entry and of the worker (see commitBatch).
+type held struct {
+	metaExists bool
+	row        fence.Row
+	pending    bool
+	state      budget.State
+	hasState   bool
+	worker     workerRecord
+	now        int64
+	// entry is the entry's own fields as far as the transition needs them:
+	// its id field, which must name the caller's unit (see entryUnitCheck).
+	// Zero: not read (the heartbeat), or the entry is gone from the stream.
+	entry entryFields
+	// stateErr and workerErr are why the unit's state or the worker's
+	// record could not be decoded. They are reported where the
+	// reference's cjson.decode would fail, after its fence check and the
+	// state's presence (see held.settled): a stale reservation is told so
+	// whatever the records hold.
+	stateErr, workerErr error
+}
+
+// batchReads are the reads of a batch's transitions after those they share
+// (meta, the time, the tail): one HMGET of the workers' records, one HMGET
+// of the units' states for the transitions that decide on theirs (all but
+// the heartbeat, which decides on the pending row alone, as the
+// reference's does), then each transition's pending row. One HMGET for
+// many fields costs the server less than as many HGETs. Last, an XRANGE
+// of each entry whose unit the Build does not remember (see
+// entryUnitCheck), in the same round trip.
+type batchReads struct {
+	units int // fields of the states' HMGET; 0: not sent
+	// known holds, per op, the unit its entry carries as the Build
+	// remembers it; "" where the entry is ranged, or not checked.
+	known  []string
+	ranged int // XRANGEs sent
+}
+
+// appendBatchReads appends the reads of ops, in the order replies takes
+// them (batchTrip.reads counts the units' states among them).
+func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, br batchReads) rueidis.Commands {
+	k := b.keys
+	var wbuf, ubuf [4]string // a batch of a few needs no allocation
+	workers, units := wbuf[:0], ubuf[:0]
+	for _, op := range ops {
+		workers = append(workers, op.r.WorkerID)
+		if op.readsState() {
+			units = append(units, op.r.UnitID)
+		}
+	}
+	cmds = append(cmds, c.B().Hmget().Key(k.Workers).Field(workers...).Build())
+	if len(units) > 0 {
+		cmds = append(cmds, c.B().Hmget().Key(k.UnitState).Field(units...).Build())
+	}
+	for _, op := range ops {
+		cmds = append(cmds, c.B().Xpending().Key(k.stream(op.r.Stream)).Group(Group).Start(op.r.EntryID).End(op.r.EntryID).Count(1).Build())
+	}
+	for i, op := range ops {
+		if br.ranges(i, op) {
+			cmds = append(cmds, c.B().Xrange().Key(k.stream(op.r.Stream)).Start(op.r.EntryID).End(op.r.EntryID).Build())
+		}
+	}
+	return cmds
+}
+
+// ranges tells whether the reads of op, the i-th of the batch, range its
+// entry: it decides on its unit's state, and the Build does not remember
+// which unit the entry carries.
+func (br batchReads) ranges(i int, op *fencedOp) bool {
+	return op.readsState() && br.known[i] == ""
+}
+
+// count is how many replies the reads of ops take.
+func (br batchReads) count(ops int) int {
+	if br.units > 0 {
+		return 2 + ops + br.ranged
+	}
+	return 1 + ops + br.ranged
+}
+
+// batchReplies are the replies of a batch's reads, split.
+type batchReplies struct {
+	workers, states []rueidis.RedisMessage
+	werr, serr      error
+	pending         []rueidis.RedisResult
+	entries         []rueidis.RedisResult // the XRANGEs
+	known           []string              // batchReads.known
+	unit            int                   // the next state to take
+	entry           int                   // the next XRANGE to take
+}
+
+// replies splits res, the replies of the reads of ops.
+func (br batchReads) replies(ops int, res []rueidis.RedisResult) batchReplies {
+	var r batchReplies
+	r.workers, r.werr = fieldValues(res[0], ops, "HMGET workers")
+	if br.units > 0 {
+		r.states, r.serr = fieldValues(res[1], br.units, "HMGET unit_state")
+	}
+	first := br.count(ops) - ops - br.ranged
+	r.pending = res[first : first+ops]
+	r.entries, r.known = res[first+ops:], br.known
+	return r
+}
+
+// held fills in h, which holds what the batch shares, with what op, the
+// i-th of the batch, read; ops must be taken in order. An error is op's
+// alone as far as the replies allow: a failed HMGET fails every op that
+// needs it.
+func (r *batchReplies) held(k Keys, i int, op *fencedOp, h *held) error {
+	var state *rueidis.RedisMessage
+	var ranged *rueidis.RedisResult
+	if op.readsState() {
+		if r.serr == nil {
+			state = &r.states[r.unit]
+		}
+		r.unit++
+		if r.known[i] != "" {
+			h.entry = entryFields{exists: true, hasID: true, id: r.known[i]}
+		} else {
+			ranged = &r.entries[r.entry]
+			r.entry++
+		}
+	}
+	switch {
+	case !h.metaExists:
+		return nil // the decision is CORRUPT, whatever the rest says
+	case r.werr != nil:
+		return r.werr
+	case op.readsState() && r.serr != nil:
+		return r.serr
+	}
+	if ranged != nil {
+		if err := ranged.Error(); err != nil {
+			return fmt.Errorf("queue: XRANGE %s %s: %w", k.stream(op.r.Stream), op.r.EntryID, err)
+		}
+		h.entry = parseEntry(*ranged)
+	}
+	return h.parseEntry(k, op.r, r.pending[i], state, r.workers[i])
+}
+
+// parseEntry fills in what a fenced transition reads of one reservation:
+// the entry's pending row, the unit's state when it was read (state not
+// nil), and the worker's record.
+func (h *held) parseEntry(k Keys, r Reservation, pending rueidis.RedisResult, state *rueidis.RedisMessage, worker rueidis.RedisMessage) error {
+	var err error
+	if h.row, h.pending, err = pendingRow(pending); err != nil {
+		return fmt.Errorf("queue: XPENDING %s %s: %w", k.stream(r.Stream), r.EntryID, err)
+	}
+	if state != nil {
+		raw, found, err := optionalField(*state)
+		if err != nil {
+			return err
+		}
+		if found {
+			if h.state, err = budget.DecodeState([]byte(raw)); err != nil {
+				h.stateErr = err
+				return nil
+			}
+			h.hasState = true
+		}
+	}
+	raw, found, err := optionalField(worker)
+	if err != nil {
+		return err
+	}
+	h.worker, h.workerErr = parseWorkerRecord(raw, found)
+	return nil
+}

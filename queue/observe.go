@@ -1,0 +1,165 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/rueidis"
+)
+
+// An observer (a report, a follower of the log) reads a build with plain
+// reads that renew no TTL and write nothing, so that watching a build never
+// keeps a dead one alive. Each read that fails names itself in a ReadError,
+// so the observer can tell a key holding something else from a Redis it
+// cannot reach.
+
+// ReadError is an observer's read that failed.
+type ReadError struct {
+	// Read names it, as the command and key: "HGETALL meta", "TIME".
+	Read string
+	// Err is why; nil when the reply was not of the shape the read expects.
+	Err     error
+	corrupt bool // the reply said something no Redis says (TIME not numeric)
+}
+
+func (e *ReadError) Error() string {
+	if e.Err == nil {
+		return e.Read + ": unexpected reply"
+	}
+	return e.Read + ": " + e.Err.Error()
+}
+
+func (e *ReadError) Unwrap() error { return e.Err }
+
+// Unreadable reports whether the read reached Redis and found something
+// other than the build's layout: a key of another type (WRONGTYPE), or a
+// reply of another shape. Otherwise Redis could not be read.
+func (e *ReadError) Unreadable() bool {
+	if e.Err == nil || e.corrupt {
+		return true
+	}
+	re, ok := rueidis.IsRedisErr(e.Err)
+	return ok && strings.HasPrefix(re.Error(), "WRONGTYPE")
+}
+
+// Presence is a build's meta, as stored, and its tombstone.
+type Presence struct {
+	Meta      map[string]string // empty: no meta
+	Tombstone bool
+}
+
+// ReadPresence reads meta and the tombstone in one round trip, meta first:
+// whether a build was published, is there, or is gone. Unlike Status it
+// does not judge meta (see ParseMeta).
+func (b *Build) ReadPresence(ctx context.Context) (Presence, error) {
+	ctx, cancel := boundedRead(ctx, readTimeout)
+	defer cancel()
+	c := b.client
+	res := c.DoMulti(ctx,
+		c.B().Hgetall().Key(b.keys.Meta).Build(),
+		c.B().Exists().Key(b.keys.Exists).Build(),
+	)
+	meta, err := res[0].AsStrMap()
+	if err != nil {
+		return Presence{}, &ReadError{Read: "HGETALL meta", Err: err}
+	}
+	n, err := res[1].AsInt64()
+	if err != nil {
+		return Presence{}, &ReadError{Read: "EXISTS exists", Err: err}
+	}
+	return Presence{Meta: meta, Tombstone: n == 1}, nil
+}
+
+// Poll is one look at a running build: meta, as stored (finalized_count
+// and ready_at move), the workers' records, and the server's clock, against
+// which the workers' stamps compare.
+type Poll struct {
+	Meta    map[string]string // empty: no meta
+	Workers map[string]string // worker id to its record
+	NowMS   int64             // the server's time, epoch milliseconds
+}
+
+// ReadPoll reads a Poll in one round trip: what waiting for a build's
+// completion looks at, every poll, to tell progress from silence. Progress
+// reads the counts alone.
+func (b *Build) ReadPoll(ctx context.Context) (Poll, error) {
+	ctx, cancel := boundedRead(ctx, readTimeout)
+	defer cancel()
+	c := b.client
+	res := c.DoMulti(ctx,
+		c.B().Hgetall().Key(b.keys.Meta).Build(),
+		c.B().Hgetall().Key(b.keys.Workers).Build(),
+		c.B().Time().Build().ToRetryable(), // TIME writes nothing: retry it with the reads
+	)
+	var p Poll
+	var err error
+	if p.Meta, err = res[0].AsStrMap(); err != nil {
+		return p, &ReadError{Read: "HGETALL meta", Err: err}
+	}
+	if p.Workers, err = res[1].AsStrMap(); err != nil {
+		return p, &ReadError{Read: "HGETALL workers", Err: err}
+	}
+	t, err := res[2].AsStrSlice()
+	if err != nil || len(t) != 2 {
+		return p, &ReadError{Read: "TIME", Err: err}
+	}
+	sec, err1 := strconv.ParseInt(t[0], 10, 64)
+	usec, err2 := strconv.ParseInt(t[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return p, &ReadError{Read: "TIME", Err: fmt.Errorf("replied %q", t), corrupt: true}
+	}
+	p.NowMS = sec*1000 + usec/1000
+	return p, nil
+}
+
+// scanPage is how many entries one XRANGE of a scan returns: large builds
+// log tens of thousands of events, which one reply should not carry.
+const scanPage = 1000
+
+// ReadAttempts calls each with every entry of the attempt log in order, a
+// page at a time: its id, and the event it holds (ok false: the entry has
+// no event, which no transition appends). An error of each ends the scan.
+func (b *Build) ReadAttempts(ctx context.Context, each func(id, event string, ok bool) error) error {
+	return b.scan(ctx, b.keys.Attempts, func(id string, fields map[string]string) error {
+		ev, ok := fields["json"]
+		return each(id, ev, ok)
+	})
+}
+
+// ReadUnitIDs returns the units stream's unit ids, in publishing order.
+// Settled entries are acknowledged, never deleted, so the stream holds
+// every unit once.
+func (b *Build) ReadUnitIDs(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := b.scan(ctx, b.keys.Units, func(_ string, fields map[string]string) error {
+		ids = append(ids, fields["id"])
+		return nil
+	})
+	return ids, err
+}
+
+// scan calls each for every entry of stream in order, with XRANGE pages
+// that start just after the last id seen (exclusive ranges need Redis 6.2).
+func (b *Build) scan(ctx context.Context, stream string, each func(id string, fields map[string]string) error) error {
+	c := b.client
+	start := "-"
+	for {
+		pctx, cancel := boundedRead(ctx, readTimeout)
+		entries, err := c.Do(pctx, c.B().Xrange().Key(stream).Start(start).End("+").Count(scanPage).Build()).AsXRange()
+		cancel()
+		if err != nil {
+			return &ReadError{Read: "XRANGE " + stream, Err: err}
+		}
+		for _, e := range entries {
+			if err := each(e.ID, e.FieldValues); err != nil {
+				return err
+			}
+		}
+		if len(entries) < scanPage {
+			return nil
+		}
+		start = "(" + entries[len(entries)-1].ID
+	}
+}

@@ -1,0 +1,170 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/hopper-queue/hopper/budget"
+	"github.com/redis/rueidis"
+)
+
+// firstLook is what a reclaim reads unwatched, in one round trip: usually
+// nothing is idle and nothing was deleted, and that is all it costs.
+type firstLook struct {
+	scans       []streamScan
+	anyCand     bool             // some stream has an idle candidate
+	looked      map[entryAt]bool // entries whose fate the walk must read: the second look ranges them
+	maxReclaims float64
+}
+
+// firstLook reads meta's presence (and its guarded mark, for Transition:
+// see guarded_mark.go) and max reclaims, the scans, the
+// entries an earlier first look found and whose units are not known (see
+// entry_units.go), and the server's consumer policy while it is not known
+// (see consumer.go).
+func (r *reclaimer) firstLook() (firstLook, error) {
+	b, c, k := r.b, r.c, r.b.keys
+	cmds := append(rueidis.Commands{
+		b.metaRead(c),
+		c.B().Hget().Key(k.Meta).Field("max_reclaims").Build(),
+	}, b.scanCmds(c, r.timeoutMS)...)
+	learning := b.entries.toRange()
+	for _, at := range learning {
+		cmds = append(cmds, b.xrangeEntry(c, at))
+	}
+	info, probing := b.consumers.probe(c)
+	if probing {
+		cmds = append(cmds, info)
+	}
+	res := c.DoMulti(r.ctx, cmds...)
+	if probing {
+		b.consumers.learn(res[len(res)-1])
+	}
+	for i, at := range learning {
+		b.entries.learnRanged(at, res[2+scanReplies+i])
+	}
+	if found, err := b.metaFound(res[0]); err != nil {
+		return firstLook{}, err
+	} else if !found {
+		return firstLook{}, fmt.Errorf("%w: meta is missing or holds no state (reclaim by %q)", ErrCorrupt, r.worker)
+	}
+	scans, err := parseScans(res[2 : 2+scanReplies])
+	if err != nil {
+		return firstLook{}, err
+	}
+	b.entries.saw(scans)
+	f := firstLook{scans: scans, looked: map[entryAt]bool{}}
+	for _, sc := range scans {
+		f.anyCand = f.anyCand || sc.hasCnd
+		for _, row := range sc.undecided(r.timeoutMS) {
+			f.looked[entryAt{sc.stream, row.EntryID}] = true
+		}
+	}
+	maxRaw, maxOK := optionalStringOK(res[1])
+	f.maxReclaims = budget.Frozen(maxRaw, maxOK, r.fallbackMax)
+	return f, nil
+}
+
+// secondLook is the read a reclaim's decision stands on, made under WATCH
+// (see watchFor): the scans again, the entries the walk needs, the
+// reclaimer's record, the time, and the states of the units it may claim
+// when their entries' units are known.
+type secondLook struct {
+	scans      []streamScan
+	fields     map[entryAt]entryFields // the entries ranged
+	prefetch   []string                // the units whose states were read
+	prefetched map[string]string       // their states, missing ones left out
+	rec        workerRecord
+	recErr     error // why rec could not be decoded
+	now        int64
+}
+
+func (r *reclaimer) secondLook(first firstLook) (secondLook, error) {
+	b, c, k := r.b, r.c, r.b.keys
+	w := watchFor(k, r.wguard, first)
+	cmds := rueidis.Commands{c.B().Watch().Key(w.keys...).Build()}
+	cmds = append(cmds, b.scanCmds(c, r.timeoutMS)...)
+	for _, at := range w.ranged {
+		cmds = append(cmds, b.xrangeEntry(c, at))
+	}
+	cmds = append(cmds, c.B().Hget().Key(k.Workers).Field(r.worker).Build(), c.B().Time().Build())
+	prefetch := b.prefetchUnits(first.scans, w.ranged, r.timeoutMS)
+	if len(prefetch) > 0 {
+		cmds = append(cmds, c.B().Hmget().Key(k.UnitState).Field(prefetch...).Build())
+	}
+	return r.parseSecondLook(c.DoMulti(r.ctx, cmds...), w, prefetch)
+}
+
+// prefetchUnits are the units whose states the second look reads: those
+// of the entries ranged whose units are known, and which the claim may
+// stand on. They save the round trip of unitStates. Only idle entries are
+// claimed, and only idle candidates have their state checked.
+func (b *Build) prefetchUnits(scans []streamScan, ranged []entryAt, timeoutMS int64) []string {
+	var units []string
+	for _, at := range ranged {
+		if u, ok := b.entries.unit(at); ok && mayClaim(scans, at, timeoutMS) && !slices.Contains(units, u) {
+			units = append(units, u)
+		}
+	}
+	return units
+}
+
+func (r *reclaimer) parseSecondLook(res []rueidis.RedisResult, w *watchSet, prefetch []string) (s secondLook, err error) {
+	if err := res[0].Error(); err != nil {
+		return s, err
+	}
+	if s.scans, err = parseScans(res[1 : 1+scanReplies]); err != nil {
+		return s, err
+	}
+	if !w.covers(s.scans) {
+		return s, errRetry // the windows moved before the WATCH: look again
+	}
+	s.fields = make(map[entryAt]entryFields, len(w.ranged))
+	pos := 1 + scanReplies
+	for _, at := range w.ranged {
+		s.fields[at] = r.b.entries.learnRanged(at, res[pos])
+		pos++
+	}
+	s.prefetch, s.prefetched = prefetch, map[string]string{}
+	if len(prefetch) > 0 {
+		if s.prefetched, err = hmgetStates(prefetch, res[pos+2]); err != nil {
+			return s, err
+		}
+	}
+	raw, found, err := optionalString(res[pos])
+	if err != nil {
+		return s, err
+	}
+	// A reclaimer's record that is not JSON fails the reclaim only where
+	// the reference's touch_worker would read it: nothing idle (NONE) and
+	// a candidate whose state is missing (CORRUPT) come first.
+	s.rec, s.recErr = parseWorkerRecord(raw, found)
+	if s.now, err = nowMS(res[pos+1]); err != nil {
+		return s, err
+	}
+	return s, nil
+}
+
+// unitStates returns the unit_state of units (missing ones are left out).
+// The states of the units in read were read already, as prefetched; the
+// others cost a round trip.
+func (b *Build) unitStates(ctx context.Context, c rueidis.DedicatedClient, units, read []string, prefetched map[string]string) (map[string]string, error) {
+	var rest []string
+	for _, u := range units {
+		if !slices.Contains(read, u) && !slices.Contains(rest, u) {
+			rest = append(rest, u)
+		}
+	}
+	if len(rest) == 0 {
+		return prefetched, nil
+	}
+	states, err := hmgetStates(rest, c.Do(ctx, c.B().Hmget().Key(b.keys.UnitState).Field(rest...).Build()))
+	if err != nil {
+		return nil, err
+	}
+	for u, s := range prefetched {
+		states[u] = s
+	}
+	return states, nil
+}

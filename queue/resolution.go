@@ -1,0 +1,37 @@
+package queue
+
+import (
+	"context"
+
+	"github.com/redis/rueidis"
+)
+
+// The reads and writes of a lost reply's resolution on the worker's guard
+// (see resolve in txn.go and docs/design.md#lost-replies).
+
+// lookForToken WATCHes a worker's guard and tells whether it holds token,
+// with the server's time, for a resolution (see resolve). The WATCH is
+// left armed.
+func (b *Build) lookForToken(ctx context.Context, c rueidis.DedicatedClient, workerGuard, token string) (found bool, now int64, err error) {
+	res := c.DoMulti(ctx,
+		c.B().Watch().Key(workerGuard).Build(),
+		c.B().Zscore().Key(workerGuard).Member(token).Build(),
+		c.B().Time().Build())
+	if err := res[0].Error(); err != nil {
+		return false, 0, err
+	}
+	if err := res[1].Error(); err == nil {
+		return true, 0, nil
+	} else if !rueidis.IsRedisNil(err) {
+		return false, 0, err
+	}
+	now, err = nowMS(res[2])
+	return false, now, err
+}
+
+// fullTokenRecord adds token to a worker's guard, trims it and gives it its
+// TTL, whatever the Build remembers of it: the write of a resolution, rare
+// and left out of the memory (see appendTokenRecord for the commits').
+func (b *Build) fullTokenRecord(c rueidis.DedicatedClient, workerGuard, token string, now int64) rueidis.Commands {
+	return b.workerGuards.appendWrites(nil, c, guardRecord{key: workerGuard, renew: true, trim: true}, token, now)
+}

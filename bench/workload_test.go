@@ -87,7 +87,10 @@ func publish(ctx context.Context, admin rueidis.Client, id string, n int) (*buil
 	cmds = append(cmds, admin.B().Hset().Key(k.Meta).FieldValue().
 		FieldValue("total_units", strconv.Itoa(n)).FieldValue("unit_type", "file").FieldValue("state", "ready").
 		FieldValue("ready_at", "1").FieldValue("finalized_count", "0").FieldValue("requeued_units_count", "0").
-		FieldValue("max_requeues", "1").FieldValue("requeue_tolerance", "1").FieldValue("max_reclaims", "3").Build())
+		FieldValue("max_requeues", "1").FieldValue("requeue_tolerance", "1").FieldValue("max_reclaims", "3").
+		// The mark hopper's publisher leaves, which Transition requires
+		// (queue/guarded_mark.go); the script ignores it. Both sides get it.
+		FieldValue("guarded", "1").Build())
 	for _, key := range b.scriptKeys() {
 		cmds = append(cmds, admin.B().Pexpire().Key(key).Milliseconds(ttl.Milliseconds()).Build())
 	}

@@ -24,7 +24,7 @@ endif
 test: redis-image browser
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
-	@# once more as an ACL user denied every scripting command
+	@# once more as the minimal ACL user (redistest.MinimalACL, README "Least privilege")
 	@if [ -n "$$(find integration -name '*.go' 2>/dev/null)" ]; then \
 		echo "HOPPER_TEST_ACL=1 $(GO) test -race -count=1 ./integration/..."; \
 		HOPPER_TEST_ACL=1 $(GO) test -race -count=1 ./integration/...; \
@@ -118,6 +118,14 @@ bench-compat: redis-image
 # probe's, at 1, 8 and 32 workers. Needs the reference script.
 bench-probe: redis-image
 	HOPPER_BENCH=1 HOPPER_BENCH_PROBE=1 $(GO) test -count=1 -run '^TestOneRoundTripProbe$$' -v -timeout 10m ./bench
+
+# A real suite the project does not own (bench/suite): 48 packages of the
+# Go standard library under go test -short, by go test -p 2, by hopper run
+# -j 2 cold, again with the timings it recorded, and with --batch; prints
+# each one's wall time, makespan lower bound and ratio. Heavy: minutes.
+.PHONY: bench-suite
+bench-suite: hopper
+	$(GO) run ./bench/suite -hopper bin/hopper -go $(GO)
 
 lint:
 	$(GO) vet ./...

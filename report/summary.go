@@ -45,6 +45,8 @@ type Summary struct {
 	Seed        json.RawMessage `json:"seed"`
 	Fingerprint *string         `json:"fingerprint"`
 	Revision    *string         `json:"revision"`
+	// Units are the per-unit figures: final outcome and each attempt.
+	Units []UnitFigures `json:"units"`
 }
 
 // Summary returns the JSON summary of the report.
@@ -56,6 +58,7 @@ func (r *Report) Summary() Summary {
 		Abandoned: r.log().Abandoned(), RetryCounts: r.log().RetryCounts(), ReclaimCounts: r.log().ReclaimCounts(),
 		WorkerErrors: []json.RawMessage{}, StaleRejections: len(r.log().StaleRejections()),
 		Workers: workerMap(r.Workers), LoadErrors: []string{}, FileArgs: []string{}, Seed: json.RawMessage("null"),
+		Units: r.Units(),
 	}
 	for _, e := range r.log().WorkerErrors() {
 		s.WorkerErrors = append(s.WorkerErrors, e.Raw)

@@ -40,6 +40,9 @@ func (w *worker) settle(ctx context.Context, r queue.Reservation, res Result) er
 		qr.FailureSummary = fmt.Sprintf("%d failure(s)", res.failures())
 		q, err = w.build.Requeue(sctx, r, qr, w.cfg.budgets())
 	}
+	if err == nil {
+		w.measure(r, res)
+	}
 	switch {
 	case errors.Is(err, queue.ErrStale):
 		w.recordStale(ctx, r, op)

@@ -51,6 +51,7 @@ func (a *app) run(args []string) error {
 		}
 		defer srv.Close()
 		o.Redis, o.redisFrom, where = srv.URL(), "embedded server", "the embedded server ("+srv.URL()+")"
+		o.embedded = true
 		// No one else can finish the build: when these workers are done,
 		// the report judges at once.
 		opts.Timeout, opts.InitTimeout = time.Millisecond, time.Millisecond

@@ -66,6 +66,8 @@ bin="$(readlink -f /usr/bin/redis-server)"
 version="$(/usr/bin/redis-server --version)"
 [[ "$version" == *" v=$want_version"* ]] || die "want Redis $want_version*, /usr/bin/redis-server says: $version"
 log "using $bin ($version)"
+# The TLS tests run the same binary with --tls-port: Debian builds it with TLS.
+ldd "$bin" | grep 'libssl\.so' >/dev/null || die "$bin is built without TLS (it does not link libssl)"
 
 # The build context: binary, libraries at their absolute paths, passwd, Dockerfile.
 log "preparing build context in $ctx"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The server matrix (issue 7): the whole integration suite (./integration/...,
 # the cluster tests in integration/cluster included), then its ACL pass
-# (HOPPER_TEST_ACL=1: a user denied every scripting command), against each
+# (HOPPER_TEST_ACL=1: the minimal ACL user, redistest.MinimalACL), against each
 # server image in turn. Every run happens even when one fails; a summary with
 # each run's result and time ends the output, and the exit code is 1 if any
 # run failed.

@@ -38,6 +38,11 @@ type Event struct {
 	Class               string          `json:"class"`     // worker_error
 	Message             string          `json:"message"`   // worker_error
 	Backtrace           []string        `json:"backtrace"` // worker_error
+	// Round is the retry round of an event of round 2 and later (0: round
+	// 1, whose events carry none); see RoundOf.
+	Round int64 `json:"round"`
+	// UnitIDs are the units a round_opened event runs again.
+	UnitIDs []string `json:"unit_ids"`
 
 	// Raw is the entry exactly as read, for events of types this package does
 	// not know and for reports that pass events through (worker errors, stale
@@ -59,7 +64,7 @@ func (e Event) UnitScoped() bool {
 // known reports whether Decode reads every field of events of type typ.
 func known(typ string) bool {
 	switch typ {
-	case TypeDelivered, TypeReclaimed, TypeRequeued, TypeAbandoned, TypeFinalized, TypeWorkerError, TypeStaleRejected:
+	case TypeDelivered, TypeReclaimed, TypeRequeued, TypeAbandoned, TypeFinalized, TypeWorkerError, TypeStaleRejected, TypeRoundOpened:
 		return true
 	}
 	return false

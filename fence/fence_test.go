@@ -15,12 +15,19 @@ func TestHolds(t *testing.T) {
 		want  fence.Expect
 		holds bool
 	}{
-		{"owner and count match", true, fence.Expect{Owner: "w1", DeliveryCount: 2}, true},
-		{"owner only", true, fence.Expect{Owner: "w1"}, true},
-		{"entry not pending", false, fence.Expect{Owner: "w1", DeliveryCount: 2}, false},
-		{"other owner", true, fence.Expect{Owner: "w2", DeliveryCount: 2}, false},
-		{"other delivery count", true, fence.Expect{Owner: "w1", DeliveryCount: 1}, false},
-		{"other owner, any count", true, fence.Expect{Owner: "w2"}, false},
+		{"owner and count match", true, fence.Expect{EntryID: "1-0", Owner: "w1", DeliveryCount: 2}, true},
+		{"owner only", true, fence.Expect{EntryID: "1-0", Owner: "w1"}, true},
+		{"entry not pending", false, fence.Expect{EntryID: "1-0", Owner: "w1", DeliveryCount: 2}, false},
+		{"other owner", true, fence.Expect{EntryID: "1-0", Owner: "w2", DeliveryCount: 2}, false},
+		{"other delivery count", true, fence.Expect{EntryID: "1-0", Owner: "w1", DeliveryCount: 1}, false},
+		{"other owner, any count", true, fence.Expect{EntryID: "1-0", Owner: "w2"}, false},
+		// Redis reports the row of 1-0 for XPENDING 01-0 01-0: the id the
+		// caller holds, spelt otherwise, names another guard.
+		{"id with a leading zero", true, fence.Expect{EntryID: "01-0", Owner: "w1", DeliveryCount: 2}, false},
+		{"sequence with a leading zero", true, fence.Expect{EntryID: "1-00", Owner: "w1", DeliveryCount: 2}, false},
+		{"id with a sign", true, fence.Expect{EntryID: "+1-0", Owner: "w1"}, false},
+		{"another entry", true, fence.Expect{EntryID: "2-0", Owner: "w1", DeliveryCount: 2}, false},
+		{"no id", true, fence.Expect{Owner: "w1", DeliveryCount: 2}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

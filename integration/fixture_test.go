@@ -51,7 +51,10 @@ func (e *env) do(cmd ...string) rueidis.RedisResult {
 
 // publish lays the build out the way the reference publisher leaves it:
 // both streams with group "workers" at 0, one entry per unit, zeroed
-// unit_state, and meta with state=ready and the frozen budgets.
+// unit_state, and meta with state=ready and the frozen budgets; and, as
+// hopper's publisher does, meta's guarded mark, without which Transition
+// refuses the build (queue.ErrUnguarded). The script reads no such field.
+// unguarded takes the mark away.
 func (e *env) publish(units []string, meta map[string]string) {
 	e.t.Helper()
 	k := e.keys
@@ -66,6 +69,7 @@ func (e *env) publish(units []string, meta map[string]string) {
 		"total_units": strconv.Itoa(len(units)), "unit_type": "file", "state": "ready",
 		"ready_at": "1", "finalized_count": "0", "requeued_units_count": "0",
 		"max_requeues": "0", "requeue_tolerance": "0", "max_reclaims": "3",
+		"guarded": "1",
 	}
 	for f, v := range meta {
 		fields[f] = v
@@ -78,6 +82,13 @@ func (e *env) publish(units []string, meta map[string]string) {
 	for _, key := range e.scriptKeys() {
 		require.NoError(e.t, e.do("PEXPIRE", key, strconv.Itoa(ttlMS)).Error())
 	}
+}
+
+// unguarded removes meta's guarded mark: the build is then as the
+// reference's publisher leaves it.
+func (e *env) unguarded() {
+	e.t.Helper()
+	require.NoError(e.t, e.do("HDEL", e.keys.Meta, "guarded").Error())
 }
 
 // entry is one reserved stream entry.

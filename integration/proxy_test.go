@@ -72,6 +72,25 @@ func (p *tcpProxy) cut() {
 	p.conns = nil
 }
 
+// copyChunks copies what the client writes to Redis, read by read, showing
+// each read to each before it goes on, until either side closes.
+func copyChunks(down, up net.Conn, each func(chunk []byte)) {
+	defer up.Close()
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := down.Read(buf)
+		if n > 0 {
+			each(buf[:n])
+			if _, werr := up.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
 // cutProxy sits between a client and Redis and, when armed, cuts the
 // connection that sends an EXEC: either just before the EXEC reaches Redis
 // (the commit never happens) or just after (it happens, but its reply is

@@ -90,7 +90,7 @@ func TestPublishLaysOutTheBuild(t *testing.T) {
 		"load_errors": `[]`, "seed": "1234", "revision": "abc123",
 		"fingerprint": fp.Sum, "fingerprint_inputs": string(inputs),
 		"max_requeues": "2", "requeue_tolerance": "0.5", "max_reclaims": "3",
-		"timeout": "30", "ttl": "600", "publisher": lease.Token,
+		"timeout": "30", "ttl": "600", "publisher": lease.Token, "guarded": "1",
 	} {
 		assert.Equal(t, want, meta[field], "meta field %s", field)
 	}

@@ -775,14 +775,21 @@ func (r *refRun) spoil(tk refTicket) (refTicket, string) {
 		}
 		return tk, "spoilt: other stream"
 	}
-	// Another unit's id with the entry (the script does not check that the
-	// entry is the unit's), or a unit that has no state at all.
+	// Another unit's id with the entry, or a unit that has no state at all,
+	// named by a worker that does not hold the entry: STALE on both sides,
+	// the fence coming first. Named by the holder, hopper refuses what the
+	// script takes, which reads no entry field
+	// (TestSettlementNamesItsEntrysUnit).
+	tk.worker = r.otherWorker(tk.worker)
+	for p, ok := r.snap.pending[tk.entry]; ok && p.consumer == tk.worker; {
+		tk.worker = r.otherWorker(tk.worker) // not the entry's owner now, either
+	}
 	if r.rng.IntN(3) == 0 {
 		tk.unit = "ghost/unit_spec.rb"
-		return tk, "spoilt: unit without state"
+		return tk, "spoilt: other worker, unit without state"
 	}
 	tk.unit = r.pick(r.units)
-	return tk, "spoilt: maybe another unit"
+	return tk, "spoilt: other worker, maybe another unit"
 }
 
 // ---------------------------------------------------------------------------

@@ -33,7 +33,7 @@ func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Strea
 	}
 	var d Delivery
 	err = b.fenced(ctx, ModeDeliveryAccounting, r, false, func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string) (rueidis.Commands, error) {
-		if err := h.settled(r, fence.Expect{Owner: worker}); err != nil {
+		if err := h.settled(r, fence.Expect{EntryID: entryID, Owner: worker}); err != nil {
 			return nil, err
 		}
 		ev, err := events.Delivered{
@@ -57,13 +57,20 @@ func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Strea
 
 // settled applies the checks every fenced transition makes, in the
 // reference's order: meta present, the fence, the unit's state readable and
-// present, the worker's record readable.
+// present, the worker's record readable. Between the fence and the state,
+// one the reference does not make: the entry carries the caller's unit
+// (see entryUnitCheck).
 func (h held) settled(r Reservation, want fence.Expect) error {
 	switch {
 	case !h.metaExists:
 		return fmt.Errorf("%w: meta is missing or holds no state (unit %q)", ErrCorrupt, r.UnitID)
 	case !fence.Holds(h.row, h.pending, want):
 		return fmt.Errorf("%w: %s %s is not held by %q at delivery %d", ErrStale, r.Stream, r.EntryID, want.Owner, want.DeliveryCount)
+	}
+	if err := entryUnitCheck(r, h); err != nil {
+		return err
+	}
+	switch {
 	case h.stateErr != nil:
 		return h.stateErr
 	case !h.hasState:

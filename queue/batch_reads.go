@@ -26,6 +26,10 @@ type held struct {
 	hasState   bool
 	worker     workerRecord
 	now        int64
+	// entry is the entry's own fields as far as the transition needs them:
+	// its id field, which must name the caller's unit (see entryUnitCheck).
+	// Zero: not read (the heartbeat), or the entry is gone from the stream.
+	entry entryFields
 	// stateErr and workerErr are why the unit's state or the worker's
 	// record could not be decoded. They are reported where the
 	// reference's cjson.decode would fail, after its fence check and the
@@ -39,14 +43,20 @@ type held struct {
 // of the units' states for the transitions that decide on theirs (all but
 // the heartbeat, which decides on the pending row alone, as the
 // reference's does), then each transition's pending row. One HMGET for
-// many fields costs the server less than as many HGETs.
+// many fields costs the server less than as many HGETs. Last, an XRANGE
+// of each entry whose unit the Build does not remember (see
+// entryUnitCheck), in the same round trip.
 type batchReads struct {
 	units int // fields of the states' HMGET; 0: not sent
+	// known holds, per op, the unit its entry carries as the Build
+	// remembers it; "" where the entry is ranged, or not checked.
+	known  []string
+	ranged int // XRANGEs sent
 }
 
 // appendBatchReads appends the reads of ops, in the order replies takes
 // them (batchTrip.reads counts the units' states among them).
-func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp) rueidis.Commands {
+func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, br batchReads) rueidis.Commands {
 	k := b.keys
 	var wbuf, ubuf [4]string // a batch of a few needs no allocation
 	workers, units := wbuf[:0], ubuf[:0]
@@ -63,15 +73,27 @@ func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClien
 	for _, op := range ops {
 		cmds = append(cmds, c.B().Xpending().Key(k.stream(op.r.Stream)).Group(Group).Start(op.r.EntryID).End(op.r.EntryID).Count(1).Build())
 	}
+	for i, op := range ops {
+		if br.ranges(i, op) {
+			cmds = append(cmds, c.B().Xrange().Key(k.stream(op.r.Stream)).Start(op.r.EntryID).End(op.r.EntryID).Build())
+		}
+	}
 	return cmds
+}
+
+// ranges tells whether the reads of op, the i-th of the batch, range its
+// entry: it decides on its unit's state, and the Build does not remember
+// which unit the entry carries.
+func (br batchReads) ranges(i int, op *fencedOp) bool {
+	return op.readsState() && br.known[i] == ""
 }
 
 // count is how many replies the reads of ops take.
 func (br batchReads) count(ops int) int {
 	if br.units > 0 {
-		return 2 + ops
+		return 2 + ops + br.ranged
 	}
-	return 1 + ops
+	return 1 + ops + br.ranged
 }
 
 // batchReplies are the replies of a batch's reads, split.
@@ -79,7 +101,10 @@ type batchReplies struct {
 	workers, states []rueidis.RedisMessage
 	werr, serr      error
 	pending         []rueidis.RedisResult
-	unit            int // the next state to take
+	entries         []rueidis.RedisResult // the XRANGEs
+	known           []string              // batchReads.known
+	unit            int                   // the next state to take
+	entry           int                   // the next XRANGE to take
 }
 
 // replies splits res, the replies of the reads of ops.
@@ -89,7 +114,9 @@ func (br batchReads) replies(ops int, res []rueidis.RedisResult) batchReplies {
 	if br.units > 0 {
 		r.states, r.serr = fieldValues(res[1], br.units, "HMGET unit_state")
 	}
-	r.pending = res[br.count(ops)-ops:]
+	first := br.count(ops) - ops - br.ranged
+	r.pending = res[first : first+ops]
+	r.entries, r.known = res[first+ops:], br.known
 	return r
 }
 
@@ -99,11 +126,18 @@ func (br batchReads) replies(ops int, res []rueidis.RedisResult) batchReplies {
 // needs it.
 func (r *batchReplies) held(k Keys, i int, op *fencedOp, h *held) error {
 	var state *rueidis.RedisMessage
+	var ranged *rueidis.RedisResult
 	if op.readsState() {
 		if r.serr == nil {
 			state = &r.states[r.unit]
 		}
 		r.unit++
+		if r.known[i] != "" {
+			h.entry = entryFields{exists: true, hasID: true, id: r.known[i]}
+		} else {
+			ranged = &r.entries[r.entry]
+			r.entry++
+		}
 	}
 	switch {
 	case !h.metaExists:
@@ -112,6 +146,12 @@ func (r *batchReplies) held(k Keys, i int, op *fencedOp, h *held) error {
 		return r.werr
 	case op.readsState() && r.serr != nil:
 		return r.serr
+	}
+	if ranged != nil {
+		if err := ranged.Error(); err != nil {
+			return fmt.Errorf("queue: XRANGE %s %s: %w", k.stream(op.r.Stream), op.r.EntryID, err)
+		}
+		h.entry = parseEntry(*ranged)
 	}
 	return h.parseEntry(k, op.r, r.pending[i], state, r.workers[i])
 }

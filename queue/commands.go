@@ -1,29 +1,24 @@
 package queue
 
-import "github.com/redis/rueidis"
+import (
+	"github.com/hopper-queue/hopper/events"
+	"github.com/redis/rueidis"
+)
 
-// The commands that several transitions send: the meta check every one
-// starts with, and the writes they share (TTL renewal, the worker's
-// record, the log, guards).
-
-// metaPresent is the read of every transition's first check, the
-// reference's meta_present: 1 when meta is there, 0 when not. It asks for
-// meta's state, which only a publisher writes, in the transaction that
-// creates meta, rather than for the key: a meta deleted or evicted between
-// a settlement's reads and its commit (meta is read, not watched: every
-// finalize writes it) is re-created by that commit's count, holding that
-// field alone, and every transition after it must still find the build's
-// state gone. A meta that holds its state is one the script finds present
-// too; one without it, the script never leaves behind.
-func (b *Build) metaPresent(c rueidis.DedicatedClient) rueidis.Completed {
-	return c.B().Hexists().Key(b.keys.Meta).Field(metaState).Build()
-}
+// The commands that several transitions send: the writes they share (TTL
+// renewal, the worker's record, the log, guards). The meta check every one
+// starts with is metaRead (see guarded_mark.go).
 
 // renew is the reference's renew_ttls: PEXPIRE on the six live keys, which
 // touches only those that exist.
 func (b *Build) renew(c rueidis.DedicatedClient, cmds rueidis.Commands) rueidis.Commands {
 	for _, key := range b.keys.live() {
 		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(key).Args(b.ttlText).Build())
+	}
+	if b.keys.baseMeta != "" {
+		// A retry round's transitions keep the build's own meta, which
+		// names the round, alive with theirs (see round.go).
+		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(b.keys.baseMeta).Args(b.ttlText).Build())
 	}
 	return cmds
 }
@@ -33,6 +28,7 @@ func (b *Build) touchWorker(c rueidis.DedicatedClient, worker string, rec worker
 }
 
 func (b *Build) appendEvent(c rueidis.DedicatedClient, json []byte) rueidis.Completed {
+	json = events.StampRound(json, b.keys.round)
 	return c.B().Xadd().Key(b.keys.Attempts).Id("*").FieldValue().FieldValue("json", string(json)).Build()
 }
 

@@ -19,18 +19,26 @@ import (
 // would have: the group's consumer list is part of what a transition leaves
 // behind, and XINFO shows it.
 //
-// Learning which kind of server this is costs one INFO, sent with the first
-// reclaim's reads. Which workers are already consumers is remembered per
-// build, so that a worker polling for idle units pays for the creation once.
-// hopper never deletes consumers; one deleted by hand is created again by
+// Learning which kind of server this is costs one HELLO (no arguments: it
+// changes nothing on the connection and answers the server's name and
+// version), sent with the first reclaim's reads. HELLO is in @connection,
+// which any client that logs in with HELLO 3 has. A server that refuses it
+// (a RESP2-only proxy, an ACL without it) is asked INFO server next; one
+// that refuses that too (an ACL with -info) is taken as lazy,
+// the older behaviour: a consumer the reference would have left is then
+// missing from XINFO CONSUMERS, which no transition reads. A refusal is
+// never an error of the reclaim. Which workers are already consumers is
+// remembered per build, so that a worker polling for idle units pays for
+// the creation once. hopper never deletes consumers; one deleted by hand is created again by
 // the worker's next read of the stream or claim, not by a reclaim that
 // finds nothing.
 
 // consumerPolicy is what a build knows of its server's consumer creation and
 // of which workers it has already created.
 type consumerPolicy struct {
-	learnt atomic.Int32 // 0 unknown, 1 lazy (claim only), 2 eager (every call)
-	known  sync.Map     // consumerKey -> struct{}: consumers this build created
+	learnt  atomic.Int32 // 0 unknown, 1 lazy (claim only), 2 eager (every call)
+	noHello atomic.Bool  // HELLO was refused: ask INFO server instead
+	known   sync.Map     // consumerKey -> struct{}: consumers this build created
 }
 
 const (
@@ -44,18 +52,27 @@ type consumerKey struct {
 	worker string
 }
 
-// probe returns INFO server when the policy is still to be learnt.
+// probe returns HELLO, or INFO server once HELLO was refused, when the
+// policy is still to be learnt.
 func (p *consumerPolicy) probe(c rueidis.DedicatedClient) (rueidis.Completed, bool) {
-	if p.learnt.Load() != consumersUnknown {
+	switch {
+	case p.learnt.Load() != consumersUnknown:
 		return rueidis.Completed{}, false
+	case p.noHello.Load():
+		return c.B().Info().Section("server").Build(), true
 	}
-	return c.B().Info().Section("server").Build(), true
+	return c.B().Hello().Build(), true
 }
 
-// learn reads the probe's reply. A server that answers without a version
-// (an embedded or compatible server) is taken as lazy; a failed read leaves
-// the policy unknown, to be asked again.
+// learn reads the probe's reply. A failed read (the connection) leaves the
+// policy unknown, to be asked again; a refused HELLO, or one without a
+// version, turns to INFO; a refused INFO, or one without a version (an
+// embedded or compatible server), is taken as lazy.
 func (p *consumerPolicy) learn(r rueidis.RedisResult) {
+	if !p.noHello.Load() {
+		p.learnHello(r)
+		return
+	}
 	text, err := r.ToString()
 	if err != nil {
 		if _, answered := rueidis.IsRedisErr(err); answered {
@@ -63,7 +80,27 @@ func (p *consumerPolicy) learn(r rueidis.RedisResult) {
 		}
 		return
 	}
-	if eagerConsumers(text) {
+	p.store(eagerConsumers(text))
+}
+
+func (p *consumerPolicy) learnHello(r rueidis.RedisResult) {
+	fields, err := r.AsStrMap()
+	if err != nil {
+		if r.NonRedisError() == nil {
+			p.noHello.Store(true) // refused, or not a map: ask INFO
+		}
+		return
+	}
+	v, ok := fields["version"]
+	if !ok {
+		p.noHello.Store(true)
+		return
+	}
+	p.store(atLeast72(v))
+}
+
+func (p *consumerPolicy) store(eager bool) {
+	if eager {
 		p.learnt.Store(consumersEager)
 	} else {
 		p.learnt.Store(consumersLazy)
@@ -74,22 +111,27 @@ func (p *consumerPolicy) learn(r rueidis.RedisResult) {
 // text creates a consumer on every XAUTOCLAIM: redis_version 7.2 or later.
 func eagerConsumers(info string) bool {
 	for line := range strings.Lines(info) {
-		v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:")
-		if !ok {
-			continue
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return atLeast72(v)
 		}
-		parts := strings.SplitN(v, ".", 3)
-		if len(parts) < 2 {
-			return false
-		}
-		major, err1 := strconv.Atoi(parts[0])
-		minor, err2 := strconv.Atoi(parts[1])
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		return major > 7 || major == 7 && minor >= 2
 	}
 	return false
+}
+
+// atLeast72 reports whether version (HELLO's version, INFO's redis_version)
+// is 7.2 or later. Valkey's versions start at 7.2.4, so HELLO's version,
+// which is Valkey's own, reads right too.
+func atLeast72(version string) bool {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return false
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	return major > 7 || major == 7 && minor >= 2
 }
 
 // create returns the XGROUP CREATECONSUMER that stands for the reference's

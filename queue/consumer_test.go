@@ -27,3 +27,13 @@ func TestEagerConsumers(t *testing.T) {
 		})
 	}
 }
+
+// HELLO's version field, Redis's or Valkey's own.
+func TestAtLeast72(t *testing.T) {
+	for v, want := range map[string]bool{
+		"7.0.15": false, "7.2.0": true, "8.0.2": true, "8.1.1": true, "6.2.14": false,
+		"10.0.0": true, "7": false, "x.y": false, "": false, "7.10.1": true,
+	} {
+		assert.Equal(t, want, atLeast72(v), "version %q", v)
+	}
+}

@@ -18,10 +18,13 @@ import (
 // then reads the unit's state in the same round trip as the entry, watched
 // like the rest, and claims in three round trips instead of four.
 //
-// What is remembered only chooses what to prefetch. The decision is always
-// made on the entry as the watched read returns it: a unit that turns out
-// not to be the one prefetched has its state read in one more round trip,
-// as when nothing was known.
+// For a reclaim, what is remembered only chooses what to prefetch. Its
+// decision is always made on the entry as the watched read returns it: a
+// unit that turns out not to be the one prefetched has its state read in
+// one more round trip, as when nothing was known. The fenced transitions
+// check their caller's unit against it (see entryUnitCheck), which needs
+// no watch: what an entry carries is fixed when it is added. An entry
+// remembered and since deleted from the stream is still checked.
 
 // maxEntryUnits bounds what a build remembers. Past it, everything but the
 // latest pending windows is forgotten; an entry forgotten is ranged again
@@ -126,4 +129,27 @@ func (e *entryUnits) learnFields(at entryAt, f entryFields) {
 		unit = f.id
 	}
 	e.learn(at, unit)
+}
+
+// unitsOf returns, per op, the unit its entry carries as remembered, "" where
+// it is not known. A fenced transition checks it against the unit its caller
+// names (see entryUnitCheck): an entry's fields never change, so what was
+// read once stands, and the transition need not range the entry again.
+func (e *entryUnits) unitsOf(ops []*fencedOp) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]string, len(ops))
+	for i, op := range ops {
+		out[i] = e.units[entryAt{op.r.Stream, op.r.EntryID}]
+	}
+	return out
+}
+
+// learnChecked records the unit of the entry op, the i-th of a batch whose
+// reads were br, ranged (h: what op read): read once, known for good, so
+// that op's worker's later transitions on the entry need not range it.
+func (e *entryUnits) learnChecked(br batchReads, i int, op *fencedOp, h held) {
+	if br.ranges(i, op) && h.entry.exists && h.entry.hasID {
+		e.learn(entryAt{op.r.Stream, op.r.EntryID}, h.entry.id)
+	}
 }

@@ -20,7 +20,9 @@ var (
 	ErrContention = errors.New("queue: too much contention, transaction not committed")
 
 	// ErrInvalidArgument: a caller's value was refused before anything was
-	// sent to Redis.
+	// written; before anything was sent to Redis, but for what only the
+	// build can tell: a fenced transition naming another unit than the one
+	// its entry carries (see entry_unit_check.go).
 	ErrInvalidArgument = errors.New("queue: invalid argument")
 
 	// ErrOutcomeUnknown: the connection broke after the commit was sent, and

@@ -23,6 +23,11 @@ type Result struct {
 	// Errors is the attempt's error payload (see events.EncodeErrors), a JSON
 	// value embedded in the event; empty is written as null.
 	Errors json.RawMessage
+	// TestResults is the attempt's per-test results (see
+	// testresults.Encode), kept beside the attempt log, never in it, when
+	// the settlement commits; empty keeps nothing. At most
+	// MaxTestResultsBytes of valid JSON.
+	TestResults json.RawMessage
 }
 
 func (res Result) check() error {
@@ -32,7 +37,7 @@ func (res Result) check() error {
 	if len(res.Errors) > 0 && !json.Valid(res.Errors) {
 		return errInvalid("errors payload is not valid JSON: %.80q", res.Errors)
 	}
-	return nil
+	return checkTestResults(res.TestResults)
 }
 
 // Finalize settles r for good with res: the entry is acknowledged, a
@@ -64,6 +69,7 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 			return nil, err
 		}
 		cmds := b.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, nil)
+		cmds = b.writeTestResults(c, r, res.TestResults, cmds)
 		return append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
 	})
 }

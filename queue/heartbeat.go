@@ -24,7 +24,7 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 		if !h.metaExists {
 			return nil, fmt.Errorf("%w: meta is missing or holds no state (unit %q)", ErrCorrupt, r.UnitID)
 		}
-		if !fence.Holds(h.row, h.pending, fence.Expect{Owner: r.WorkerID, DeliveryCount: r.DeliveryCount}) {
+		if !fence.Holds(h.row, h.pending, fence.Expect{EntryID: r.EntryID, Owner: r.WorkerID, DeliveryCount: r.DeliveryCount}) {
 			return nil, fmt.Errorf("%w: %s %s is not held by %q at delivery %d", ErrStale, r.Stream, r.EntryID, r.WorkerID, r.DeliveryCount)
 		}
 		if h.workerErr != nil {

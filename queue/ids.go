@@ -24,10 +24,12 @@ func checkID(what, id string) error {
 	return nil
 }
 
-// checkEntryID accepts a stream entry id as Redis prints one: "<ms>-<seq>".
+// checkEntryID accepts a stream entry id only as Redis prints one:
+// "<ms>-<seq>", decimal, without sign or leading zeros. Redis would read
+// "01-0" as 1-0, but its guard would be another key (see parseEntryID).
 func checkEntryID(id string) error {
 	if _, _, ok := parseEntryID(id); !ok {
-		return errInvalid("entry id %q is not <ms>-<seq>", id)
+		return errInvalid("entry id %q is not <ms>-<seq> as Redis writes it (decimal, no sign, no leading zeros)", id)
 	}
 	return nil
 }

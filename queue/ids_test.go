@@ -2,6 +2,7 @@ package queue
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -27,6 +28,25 @@ func TestCheckIDs(t *testing.T) {
 	}
 	if err := checkEntryID("12-x"); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("entry id 12-x: got %v", err)
+	}
+}
+
+// Redis reads every one of these as some canonical id, but the guard key
+// would be named after the spelling: each must be refused, naming it.
+func TestCheckEntryIDCanonical(t *testing.T) {
+	for _, id := range []string{
+		"01-0", "1-00", "00-0", "0-00", "+1-0", "1-+0", "-1-0", "1--0", " 1-0", "1-0 ", "1",
+		"1-", "-0", "", "0x1-0", "1_0-0", "1-0-0", "18446744073709551616-0", "1-18446744073709551616", "٣-0",
+	} {
+		err := checkEntryID(id)
+		if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), fmt.Sprintf("%q", id)) {
+			t.Errorf("entry id %q: got %v, want ErrInvalidArgument naming it", id, err)
+		}
+	}
+	for _, id := range []string{"0-0", "0-1", "1-0", "10-0", "1700000000000-42", "18446744073709551615-18446744073709551615"} {
+		if err := checkEntryID(id); err != nil {
+			t.Errorf("entry id %q refused: %v", id, err)
+		}
 	}
 }
 

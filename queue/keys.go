@@ -38,6 +38,11 @@ type Keys struct {
 	Leader, Exists                                      string
 
 	prefix string // guard-key prefix in the build's slot
+	// round is the retry round these keys are of (0 or 1: the build's
+	// first); baseMeta the build's own meta, which a round's transitions
+	// renew with its own keys (see round.go).
+	round    int
+	baseMeta string
 }
 
 // BuildKeys returns the keys of build buildID: hopper:{<build>}:units and so

@@ -27,16 +27,16 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 	return b.commit(ctx, ModeLiveness, wguard, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
 		res := c.DoMulti(ctx,
 			c.B().Watch().Key(wguard).Build(),
-			b.metaPresent(c),
+			b.metaRead(c),
 			c.B().Hget().Key(b.keys.Workers).Field(worker).Build(),
 			c.B().Time().Build(),
 		)
 		if err := res[0].Error(); err != nil {
 			return nil, err
 		}
-		if n, err := res[1].AsInt64(); err != nil {
+		if found, err := b.metaFound(res[1]); err != nil {
 			return nil, err
-		} else if n == 0 {
+		} else if !found {
 			return nil, fmt.Errorf("%w: meta is missing or holds no state (worker %q)", ErrCorrupt, worker)
 		}
 		raw, found, err := optionalString(res[2])
@@ -47,7 +47,7 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 		if err != nil {
 			return nil, err
 		}
-		now, err := nowMS(res[3])
+		now, err := b.anchoredNow(ctx, c, res[3])
 		if err != nil {
 			return nil, err
 		}

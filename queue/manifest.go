@@ -27,9 +27,15 @@ const (
 // units in order, what the suite is (its fingerprint), and the budgets every
 // worker then enforces. Workers that join read it back with Join or Status.
 type Manifest struct {
-	// UnitIDs are the build's units, in the order they are served. Each is a
-	// non-empty UTF-8 string of at most MaxIDBytes; no two are equal.
+	// UnitIDs are the build's units, in the order they were given (the
+	// order the fingerprint and meta hold). Each is a non-empty UTF-8
+	// string of at most MaxIDBytes; no two are equal.
 	UnitIDs []string
+	// Serve is the order the publisher queues the units in, the same units
+	// as UnitIDs; nil means UnitIDs' order. It is the publisher's alone and
+	// not kept in meta: joiners with another order (other timings) run the
+	// same suite. See docs/design.md#timings.
+	Serve []string
 	// UnitType is what the units are; empty means DefaultUnitType.
 	UnitType string
 	// TotalExamples counts the tests the units hold, when known; zero means
@@ -108,6 +114,9 @@ func (m Manifest) normalized(buildTTL time.Duration) (Manifest, error) {
 			return m, errInvalid("unit id #%d %q repeats unit id #%d", i+1, id, j+1)
 		}
 		seen[id] = i
+	}
+	if err := checkServe(m.Serve, seen); err != nil {
+		return m, err
 	}
 	if m.TotalExamples < 0 {
 		return m, errInvalid("total examples %d is negative", m.TotalExamples)

@@ -30,11 +30,11 @@ const unitsPerHSET = 1000
 //     else than a hash: ErrCorrupt.
 //
 // Success (m has no load errors): both unit streams are made afresh with the
-// consumer group at 0, each unit is added to the units stream in order with
-// a zeroed unit_state, and meta gets m's fields with state ready, ready_at
-// (server time), finalized_count 0 and requeued_units_count 0. Failure mode
-// (m has load errors): meta gets m's fields with state init_failed and
-// ready_at; no stream is made. Either way the tombstone is set for
+// consumer group at 0, each unit is added to the units stream in order
+// (m.Serve's when given) with a zeroed unit_state, and meta gets m's fields
+// with state ready, ready_at (server time), finalized_count 0 and
+// requeued_units_count 0. Failure mode (m has load errors): meta gets m's
+// fields with state init_failed and ready_at; no stream is made. Either way the tombstone is set for
 // tombstoneTTL (zero: DefaultTombstoneTTL) and every live key gets m's TTL.
 // Meta also records lease's token as the publisher.
 //
@@ -62,6 +62,7 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 	}
 	fields := m.metaFields()
 	fields[metaPublisher] = lease.Token
+	fields[metaGuarded] = guardedMark // in the layout's MULTI (see guarded_mark.go)
 
 	wait := b.opts.BackoffFloor
 	for n := 1; ; n++ {
@@ -87,7 +88,7 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 		}
 		redirected := isRedirect(err)
 		if !errors.Is(err, errAborted) && !redirected {
-			return err
+			return refusedCommand(b.watchDropped(ctx, err))
 		}
 		// A watched key moved (the lease expired, or someone published):
 		// look again, and the checks will say what happened. Or the build's
@@ -161,7 +162,7 @@ func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, leas
 		for _, s := range []string{k.Units, k.Priority} {
 			cmds = append(cmds, c.B().XgroupCreate().Key(s).Group(Group).Id("0").Mkstream().Build())
 		}
-		for _, id := range m.UnitIDs {
+		for _, id := range m.serveOrder() {
 			cmds = append(cmds, c.B().Xadd().Key(k.Units).Id("*").FieldValue().FieldValue("id", id).FieldValue("type", m.UnitType).Build())
 		}
 		zero := string(budget.State{}.Encode())

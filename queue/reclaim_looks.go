@@ -18,14 +18,15 @@ type firstLook struct {
 	maxReclaims float64
 }
 
-// firstLook reads meta's presence and max reclaims, the scans, the
+// firstLook reads meta's presence (and its guarded mark, for Transition:
+// see guarded_mark.go) and max reclaims, the scans, the
 // entries an earlier first look found and whose units are not known (see
 // entry_units.go), and the server's consumer policy while it is not known
 // (see consumer.go).
 func (r *reclaimer) firstLook() (firstLook, error) {
 	b, c, k := r.b, r.c, r.b.keys
 	cmds := append(rueidis.Commands{
-		b.metaPresent(c),
+		b.metaRead(c),
 		c.B().Hget().Key(k.Meta).Field("max_reclaims").Build(),
 	}, b.scanCmds(c, r.timeoutMS)...)
 	learning := b.entries.toRange()
@@ -43,9 +44,9 @@ func (r *reclaimer) firstLook() (firstLook, error) {
 	for i, at := range learning {
 		b.entries.learnRanged(at, res[2+scanReplies+i])
 	}
-	if n, err := res[0].AsInt64(); err != nil {
+	if found, err := b.metaFound(res[0]); err != nil {
 		return firstLook{}, err
-	} else if n == 0 {
+	} else if !found {
 		return firstLook{}, fmt.Errorf("%w: meta is missing or holds no state (reclaim by %q)", ErrCorrupt, r.worker)
 	}
 	scans, err := parseScans(res[2 : 2+scanReplies])

@@ -91,6 +91,7 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 			}
 			out = Requeued{RetryIndex: h.state.RetryIndex}
 			cmds := b.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, nil)
+			cmds = b.writeTestResults(c, r, res.TestResults, cmds)
 			return append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
 		}
 		newID, err := t.next(h.now)
@@ -122,6 +123,7 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 			b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1),
 			b.setGuard(c, b.keys.tailGuard(), token),
 		)
+		cmds = b.writeTestResults(c, r, res.TestResults, cmds)
 		return append(cmds, b.dropGuard(c, g.entry, token)...), nil
 	})
 	if err != nil {

@@ -73,47 +73,11 @@ func (o ReserveOptions) withDefaults() (ReserveOptions, error) {
 // When ctx ends between the read and the accounting, the entry stays
 // pending under worker's name and is reclaimed after the timeout.
 func (b *Build) Reserve(ctx context.Context, worker string, opts ReserveOptions) (r Reservation, ok bool, err error) {
-	if err := checkID("worker id", worker); err != nil {
+	rs, err := b.ReserveBatch(ctx, worker, 1, opts)
+	if err != nil || len(rs) == 0 {
 		return Reservation{}, false, err
 	}
-	opts, err = opts.withDefaults()
-	if err != nil {
-		return Reservation{}, false, err
-	}
-	rc, err := b.Reclaim(ctx, worker, opts.Timeout, opts.MaxReclaims)
-	if err != nil {
-		return Reservation{}, false, corruptIfNoGroup(err)
-	}
-	if rc.Status == ReclaimTaken {
-		return rc.Reservation, true, nil
-	}
-	for _, s := range []Stream{StreamPriority, StreamUnits} {
-		read := b.client.B().Xreadgroup().Group(Group, worker).Count(1)
-		var cmd rueidis.Completed
-		if s == StreamPriority {
-			cmd = read.Streams().Key(b.keys.Priority).Id(">").Build()
-		} else {
-			// A blocking command: rueidis sends it on a connection of its
-			// own, so the wait holds up no other command.
-			cmd = read.Block(opts.Block.Milliseconds()).Streams().Key(b.keys.Units).Id(">").Build()
-		}
-		rctx, cancel := boundedRead(ctx, readBound(opts.Block))
-		entries, err := b.client.Do(rctx, cmd).AsXRead()
-		cancel()
-		if rueidis.IsRedisNil(err) {
-			continue
-		}
-		if err != nil {
-			return Reservation{}, false, corruptIfNoGroup(fmt.Errorf("queue: XREADGROUP %s: %w", s, err))
-		}
-		for _, list := range entries {
-			if len(list) == 0 {
-				continue
-			}
-			return b.account(ctx, worker, s, list[0])
-		}
-	}
-	return Reservation{}, false, nil
+	return rs[0], true, nil
 }
 
 // readBound is how long one read of Reserve may take: Block plus the margin

@@ -60,9 +60,16 @@ func (e UnknownModeError) Unwrap() error { return ErrInvalidArgument }
 // first, does not do.
 //
 // It needs nothing but a build laid out as the reference's publisher leaves
-// it, reserved with plain XREADGROUP. It is safe for concurrent use; the
-// caller keeps ownership of client.
-func Transition(ctx context.Context, client rueidis.Client, keys []string, argv []string) ([]any, error) {
+// it, reserved with plain XREADGROUP, and marked guarded in meta, as
+// Publish marks its builds: on a build without the mark every mode but the
+// prebuilt events is refused with ErrUnguarded, writing nothing, since its
+// other callers may be the script, which writes none of the guards hopper
+// is fenced on (see guarded_mark.go). A fenced mode naming another unit
+// than the one its entry carries is refused with ErrInvalidArgument (see
+// entry_unit_check.go). Calls on the same client, keys and ttl_ms share
+// one Build (see build_cache.go), and with it its batches. It is safe for
+// concurrent use; the caller keeps ownership of client.
+func Transition(ctx context.Context, client rueidis.Client, keys []string, argv []string) (reply []any, err error) {
 	call, err := parseCall(argv)
 	if err != nil {
 		return nil, err
@@ -71,10 +78,15 @@ func Transition(ctx context.Context, client rueidis.Client, keys []string, argv 
 	if err != nil {
 		return nil, err
 	}
-	b, err := OpenKeys(client, k, Options{TTL: time.Duration(call.ttlMS) * time.Millisecond})
+	b, err := transitionBuilds.open(client, k, time.Duration(call.ttlMS)*time.Millisecond)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		if errors.Is(err, rueidis.ErrClosing) {
+			transitionBuilds.forget(b) // its client is closed: let both go
+		}
+	}()
 	r := call.reservation
 	switch call.mode {
 	case ModeWorkerError, ModeStaleRejected:

@@ -149,7 +149,12 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 		}
 		kind := classify(ctx, err)
 		if kind == retryNone {
-			return err // nil too: committed, or nothing to commit
+			return refusedCommand(err) // nil too: committed, or nothing to commit
+		}
+		if kind == retryConn {
+			if werr := b.watchDropped(ctx, err); werr != err {
+				return werr // a proxy that hangs up on WATCH
+			}
 		}
 		wait, stop := retry.next(kind, err, time.Now())
 		if stop != nil {

@@ -44,6 +44,9 @@ const (
 	VerdictMissing     Verdict = "missing"     // ExitInfrastructure
 	VerdictUnreachable Verdict = "unreachable" // ExitInfrastructure
 	VerdictCorrupt     Verdict = "corrupt"     // ExitInfrastructure
+	// VerdictRefused: a worker refused to join the build (a fingerprint
+	// mismatch): the suite judged is not every worker's. ExitInfrastructure.
+	VerdictRefused Verdict = "refused"
 )
 
 // Defaults of Options (SPEC section 11, `report` flags).

@@ -30,6 +30,20 @@ func (r *Report) WriteConsole(w io.Writer) error {
 	for _, d := range r.Details {
 		fmt.Fprintf(bw, "  %s\n", d)
 	}
+	for _, line := range r.roundLines() {
+		fmt.Fprintf(bw, "  %s\n", line)
+	}
+	for _, f := range r.log().Failed() {
+		if round := r.roundOf(f.UnitID); r.Rounds > 1 {
+			fmt.Fprintf(bw, "  %s: result of round %d\n", f.UnitID, round)
+		}
+	}
+	failedTests := r.FailedTests()
+	for _, u := range r.junitUnits() {
+		if names := failedTests[u]; len(names) > 0 {
+			fmt.Fprintf(bw, "  failed tests of %s: %s\n", u, strings.Join(names, ", "))
+		}
+	}
 	if r.Meta != nil {
 		if flaky := r.log().Flaky(); len(flaky) > 0 {
 			fmt.Fprintf(bw, "  flaky (passed after requeue): %s\n", strings.Join(flaky, ", "))

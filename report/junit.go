@@ -26,7 +26,7 @@ import (
 // init_failed, an empty build, too few examples, Redis unreachable) adds one
 // test case named "build <id>" carrying the headline, so that the JUnit file
 // is never greener than the verdict. A reading error (unreachable, corrupt)
-// always adds it, and the manifest units with no finalized event read are
+// or a refused join always adds it, and the manifest units with no finalized event read are
 // errors "no result read", not "never finalized": their events may be in
 // the part of the log that was not read.
 
@@ -62,7 +62,12 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	// Earlier failed attempts of a test: flakyFailure when it passed in
+	// the end, rerunFailure when it failed again (see junit_tests.go).
+	FlakyFailures []junitRerun `xml:"flakyFailure,omitempty"`
+	RerunFailures []junitRerun `xml:"rerunFailure,omitempty"`
+	SystemOut     string       `xml:"system-out,omitempty"`
 }
 
 type junitProblem struct {
@@ -74,10 +79,15 @@ type junitProblem struct {
 // JUnit returns the JUnit XML report, with its XML declaration and a
 // trailing newline.
 func (r *Report) JUnit() ([]byte, error) {
-	suite := r.junitSuite()
-	doc := junitSuites{
-		Name: "hopper", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
-		Time: suite.Time, Suites: []junitSuite{suite},
+	units := r.unitSuites()
+	unitProblems := 0
+	for _, s := range units {
+		unitProblems += s.Failures + s.Errors
+	}
+	doc := junitSuites{Name: "hopper", Time: junitSeconds(r.wallMS()),
+		Suites: append([]junitSuite{r.junitSuite(unitProblems)}, units...)}
+	for _, s := range doc.Suites {
+		doc.Tests, doc.Failures, doc.Errors = doc.Tests+s.Tests, doc.Failures+s.Failures, doc.Errors+s.Errors
 	}
 	var buf bytes.Buffer
 	buf.WriteString(xml.Header)
@@ -100,7 +110,9 @@ func (r *Report) WriteJUnit(path string) error {
 	return writeFile(path, b)
 }
 
-func (r *Report) junitSuite() junitSuite {
+// junitSuite is the build's own suite; unitProblems counts the failures
+// and errors of the units' own suites.
+func (r *Report) junitSuite(unitProblems int) junitSuite {
 	s := junitSuite{
 		Name: "hopper build " + r.BuildID,
 		Properties: []junitProperty{
@@ -131,10 +143,11 @@ func (r *Report) junitSuite() junitSuite {
 		unfinalized[u.UnitID] = u
 	}
 
-	totalMS := 0.0
 	for _, u := range r.junitUnits() {
+		if r.testsOf(u).final != nil {
+			continue // in a suite of its own, one case per test
+		}
 		ms, _ := r.log().lastDuration(u)
-		totalMS += ms
 		c := junitCase{Name: u, Classname: classname, Time: junitSeconds(ms)}
 		var notes []string
 		if f, ok := failed[u]; ok {
@@ -166,9 +179,9 @@ func (r *Report) junitSuite() junitSuite {
 		c.SystemOut = strings.Join(notes, "\n")
 		s.Cases = append(s.Cases, c)
 	}
-	// A reading error is never explained by the units, whatever they show:
-	// its cause is only in the headline.
-	if r.Verdict != VerdictPassed && (s.Failures+s.Errors == 0 || r.Err != nil) {
+	// A reading error or a refused join is never explained by the units,
+	// whatever they show: its cause is only in the headline.
+	if r.Verdict != VerdictPassed && (s.Failures+s.Errors+unitProblems == 0 || r.Err != nil || r.Verdict == VerdictRefused) {
 		c := junitCase{Name: "build " + r.BuildID, Classname: "hopper", Time: junitSeconds(0)}
 		problem := &junitProblem{Message: r.Headline, Type: string(r.Verdict), Text: strings.Join(r.Details, "\n")}
 		if r.Verdict == VerdictFailed {
@@ -181,7 +194,7 @@ func (r *Report) junitSuite() junitSuite {
 		s.Cases = append(s.Cases, c)
 	}
 	s.Tests = len(s.Cases)
-	s.Time = junitSeconds(totalMS)
+	s.Time = junitSeconds(r.wallMS())
 	return s
 }
 

@@ -20,6 +20,7 @@ type junitDoc struct {
 	Tests    int      `xml:"tests,attr"`
 	Failures int      `xml:"failures,attr"`
 	Errors   int      `xml:"errors,attr"`
+	Time     string   `xml:"time,attr"`
 	Suites   []struct {
 		Name       string `xml:"name,attr"`
 		Tests      int    `xml:"tests,attr"`
@@ -66,7 +67,8 @@ func TestJUnitOfAFailedBuild(t *testing.T) {
 	require.Equal(t, "hopper build b1", s.Name)
 	require.Equalf(t, [3]int{4, 1, 0}, [3]int{s.Tests, s.Failures, s.Errors}, "got tests, failures, errors %d %d %d", s.Tests, s.Failures, s.Errors)
 	require.Equal(t, [3]int{4, 1, 0}, [3]int{doc.Tests, doc.Failures, doc.Errors})
-	require.Equal(t, "4.550", s.Time)
+	require.Equal(t, "0.013", s.Time, "the build's wall time, from ready_at to the last finalized event")
+	require.Equal(t, "0.013", doc.Time)
 
 	byName := map[string]junitCase{}
 	var names []string

@@ -29,6 +29,10 @@ type Options struct {
 	// MinExamples fails a build that selected fewer examples than this.
 	// Zero means no minimum.
 	MinExamples int64
+	// Interrupted judges a build whose run was stopped: no wait for
+	// completion, and a build not complete is incomplete with the stall
+	// StallInterrupted, its units not run listed as never finalized.
+	Interrupted bool
 	// Clock measures Timeout and InitTimeout and sleeps between polls.
 	// Default the process clock. Idle time never uses it: it compares the
 	// Redis server's time with times the server stamped.

@@ -23,6 +23,9 @@ type Log struct {
 	events []events.Event
 	units  []string                  // first-appearance order
 	byUnit map[string][]events.Event // unit-scoped events, in log order
+	// rerun maps the units a later round ran again to that round (see
+	// rounds.go); nil for a build of one round.
+	rerun map[string]int
 }
 
 // NewLog indexes evs, the attempt log in stream order. The slice is kept,
@@ -94,15 +97,16 @@ func (l *Log) Failed() []FailedUnit {
 	return out
 }
 
-// Flaky returns the units that were requeued at least once and whose last
-// finalized event passed: they failed, then passed on a retry. A reclaim
+// Flaky returns the units that were requeued at least once, or run again
+// in a later round, and whose last finalized event passed: they failed,
+// then passed on a retry. A reclaim
 // alone never makes a unit flaky: a reclaimed unit was lost with its worker,
 // it did not fail.
 func (l *Log) Flaky() []string {
 	out := []string{}
 	for _, u := range l.units {
 		last, ok := l.lastFinalized(u)
-		if ok && last.Outcome == events.OutcomePassed && l.count(u, events.TypeRequeued) > 0 {
+		if ok && last.Outcome == events.OutcomePassed && (l.count(u, events.TypeRequeued) > 0 || l.rerun[u] > 1) {
 			out = append(out, u)
 		}
 	}

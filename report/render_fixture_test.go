@@ -27,7 +27,7 @@ func failedBuild(t testing.TB) *report.Report {
 		BuildID:  "b1",
 		Presence: report.PresenceMeta,
 		Meta: report.Meta{
-			State: report.StateReady, ReadyAtMS: 1, TotalUnits: 4, FinalizedCount: 4, UnitType: "package",
+			State: report.StateReady, ReadyAtMS: 1_733_143_440_000, TotalUnits: 4, FinalizedCount: 4, UnitType: "package",
 			UnitIDs: units, FileArgs: []string{"./..."}, Seed: "1234", Fingerprint: "f00d", Revision: "abc123",
 		},
 		Manifest:       units,

@@ -45,6 +45,18 @@ type Summary struct {
 	Seed        json.RawMessage `json:"seed"`
 	Fingerprint *string         `json:"fingerprint"`
 	Revision    *string         `json:"revision"`
+	// Units are the per-unit figures: final outcome and each attempt.
+	Units []UnitFigures `json:"units"`
+	// FailedTests names, per unit, the tests its final attempt reported
+	// failed; FlakyTests those that failed in an earlier attempt and
+	// passed in the final one. Units that gave no per-test results are
+	// not listed.
+	FailedTests map[string][]string `json:"failed_tests"`
+	FlakyTests  map[string][]string `json:"flaky_tests"`
+	// Rounds is the build's number of rounds; UnitRounds maps each unit a
+	// later round ran again to the round its result is from.
+	Rounds     int            `json:"rounds"`
+	UnitRounds map[string]int `json:"unit_rounds"`
 }
 
 // Summary returns the JSON summary of the report.
@@ -56,6 +68,12 @@ func (r *Report) Summary() Summary {
 		Abandoned: r.log().Abandoned(), RetryCounts: r.log().RetryCounts(), ReclaimCounts: r.log().ReclaimCounts(),
 		WorkerErrors: []json.RawMessage{}, StaleRejections: len(r.log().StaleRejections()),
 		Workers: workerMap(r.Workers), LoadErrors: []string{}, FileArgs: []string{}, Seed: json.RawMessage("null"),
+		Units:       r.Units(),
+		FailedTests: r.FailedTests(), FlakyTests: r.FlakyTests(),
+		Rounds: max(r.Rounds, 1), UnitRounds: map[string]int{},
+	}
+	for u, round := range r.UnitRounds {
+		s.UnitRounds[u] = round
 	}
 	for _, e := range r.log().WorkerErrors() {
 		s.WorkerErrors = append(s.WorkerErrors, e.Raw)

@@ -17,7 +17,8 @@ var summaryKeys = []string{
 	"build_id", "state", "verdict", "exit_code", "message", "total_units", "unit_type",
 	"total_examples", "finalized_count", "failed", "flaky", "never_finalized", "abandoned",
 	"retry_counts", "reclaim_counts", "worker_errors", "stale_rejections", "workers",
-	"load_errors", "file_args", "seed", "fingerprint", "revision",
+	"load_errors", "file_args", "seed", "fingerprint", "revision", "units",
+	"failed_tests", "flaky_tests", "rounds", "unit_rounds",
 }
 
 // topLevelKeys returns the keys of a JSON object in the order written.
@@ -140,7 +141,85 @@ func TestSummaryOfAFailedBuild(t *testing.T) {
   ],
   "seed": 1234,
   "fingerprint": "f00d",
-  "revision": "abc123"
+  "revision": "abc123",
+  "units": [
+    {
+      "unit_id": "./a",
+      "outcome": "passed",
+      "attempts": [
+        {
+          "worker_id": "w1",
+          "end": "passed",
+          "start_ms": 1733143440000,
+          "end_ms": 1733143440001,
+          "duration_ms": 1200,
+          "ran": true
+        }
+      ]
+    },
+    {
+      "unit_id": "./b",
+      "outcome": "passed",
+      "attempts": [
+        {
+          "worker_id": "w2",
+          "end": "requeued",
+          "start_ms": 1733143440002,
+          "end_ms": 1733143440003,
+          "duration_ms": 250,
+          "ran": true
+        },
+        {
+          "worker_id": "w1",
+          "end": "passed",
+          "start_ms": 1733143440004,
+          "end_ms": 1733143440005,
+          "duration_ms": 800,
+          "ran": true
+        }
+      ]
+    },
+    {
+      "unit_id": "./c",
+      "outcome": "failed",
+      "attempts": [
+        {
+          "worker_id": "w1",
+          "end": "failed",
+          "start_ms": 1733143440006,
+          "end_ms": 1733143440007,
+          "duration_ms": 2500,
+          "ran": true
+        }
+      ]
+    },
+    {
+      "unit_id": "./d",
+      "outcome": "passed",
+      "attempts": [
+        {
+          "worker_id": "w2",
+          "end": "stale",
+          "start_ms": 1733143440008,
+          "end_ms": 1733143440011,
+          "duration_ms": 3,
+          "ran": true
+        },
+        {
+          "worker_id": "w1",
+          "end": "passed",
+          "start_ms": 1733143440010,
+          "end_ms": 1733143440013,
+          "duration_ms": 50,
+          "ran": true
+        }
+      ]
+    }
+  ],
+  "failed_tests": {},
+  "flaky_tests": {},
+  "rounds": 1,
+  "unit_rounds": {}
 }
 `
 	require.Equalf(t, want, string(b), "got\n%s", b)
@@ -172,7 +251,12 @@ func TestSummaryOfAMissingBuild(t *testing.T) {
   "file_args": [],
   "seed": null,
   "fingerprint": null,
-  "revision": null
+  "revision": null,
+  "units": [],
+  "failed_tests": {},
+  "flaky_tests": {},
+  "rounds": 1,
+  "unit_rounds": {}
 }
 `
 	require.Equalf(t, want, string(b), "got\n%s", b)

@@ -43,6 +43,8 @@ type StallCause string
 const (
 	StallTimeout  StallCause = "timeout"  // Options.Timeout passed
 	StallInactive StallCause = "inactive" // no sign of life for Options.InactiveTimeout
+	// StallInterrupted: the run was stopped (Options.Interrupted).
+	StallInterrupted StallCause = "interrupted"
 )
 
 // Stall records that waiting for completion gave up before every unit was
@@ -73,6 +75,9 @@ type Observation struct {
 	Events []events.Event
 	// Stall is set when waiting for completion gave up.
 	Stall *Stall
+	// TestResults are the per-test results kept beside the log (nil when
+	// none were read).
+	TestResults TestResults
 	// Err is set when reading failed: ErrUnreachable or ErrCorrupt, wrapped.
 	// It decides the verdict before anything else.
 	Err error
@@ -103,6 +108,13 @@ type Report struct {
 	Violations []Violation
 	// Err is the reading error behind VerdictUnreachable and VerdictCorrupt.
 	Err error
+	// TestResults are the observation's, for the per-test JUnit cases.
+	TestResults TestResults
+	// Rounds is the build's number of rounds (1 unless a CI retry ran
+	// again what did not pass); UnitRounds maps each unit a later round ran
+	// to the round its result is from.
+	Rounds     int
+	UnitRounds map[string]int
 }
 
 // Judge applies the report's rules to what was observed, in the order the
@@ -114,15 +126,19 @@ type Report struct {
 //  2. nothing after the init timeout -> missing (exit 2);
 //  3. tombstone without meta -> expired (exit 3);
 //  4. state init_failed -> init_failed (exit 3), the load errors as details;
-//  5. waiting for completion gave up -> incomplete (exit 3), each
+//  5. a worker refused to join (a fingerprint mismatch, see Refusals) ->
+//     refused (exit 2), whatever the units did: the workers computed
+//     different suites, so no verdict of one of them is the build's (the
+//     original has no such rule);
+//  6. waiting for completion gave up -> incomplete (exit 3), each
 //     unfinalized unit with its last worker;
-//  6. zero examples (Meta.Examples) and not opts.AllowEmpty -> failed (1);
-//  7. fewer examples than opts.MinExamples -> failed (1);
-//  8. any failed unit -> failed (1), one line per unit;
-//  9. a manifest unit with no finalized event although finalized_count says
-//     the build is complete -> incomplete (exit 3): never a false green
-//     (the original has no such rule; it guards against a broken log);
-//  10. else passed (0).
+//  7. zero examples (Meta.Examples) and not opts.AllowEmpty -> failed (1);
+//  8. fewer examples than opts.MinExamples -> failed (1);
+//  9. any failed unit -> failed (1), one line per unit;
+//  10. a manifest unit with no finalized event although finalized_count
+//     says the build is complete -> incomplete (exit 3): never a false
+//     green (the original has no such rule; it guards against a broken log);
+//  11. else passed (0).
 //
 // Judge reads only AllowEmpty and MinExamples of opts, and the timeouts for
 // the headlines (zero means the default). It is pure and
@@ -131,8 +147,9 @@ func Judge(o Observation, opts Options) *Report {
 	opts = opts.filled()
 	r := &Report{
 		BuildID: o.BuildID, Manifest: o.Manifest, FinalizedCount: o.FinalizedCount,
-		Workers: o.Workers, Log: NewLog(o.Events), Err: o.Err,
+		Workers: o.Workers, Err: o.Err, TestResults: o.TestResults,
 	}
+	r.Log, r.UnitRounds, r.Rounds = roundLog(o.Events)
 	if o.Presence == PresenceMeta {
 		m := o.Meta
 		r.Meta, r.State = &m, m.State
@@ -160,9 +177,14 @@ func (r *Report) decide(o Observation, opts Options) (Verdict, string, []string)
 		return VerdictExpired, fmt.Sprintf("build %s was previously initialized; its state is gone (expired or evicted)", id), nil
 	case o.Meta.State == StateInitFailed:
 		return VerdictInitFailed, fmt.Sprintf("build %s failed to initialize: %d load error(s)", id, len(o.Meta.LoadErrors)), o.Meta.LoadErrors
+	case len(r.Log.Refusals()) > 0:
+		head, lines := refusedHeadline(id, r.Log.Refusals())
+		return VerdictRefused, head, lines
 	case o.Stall != nil:
 		var head string
-		if o.Stall.Cause == StallInactive {
+		if o.Stall.Cause == StallInterrupted {
+			head = "incomplete: interrupted; " + r.gap()
+		} else if o.Stall.Cause == StallInactive {
 			head = fmt.Sprintf("incomplete: workers inactive for %s (--inactive-timeout %s); %s",
 				seconds(o.Stall.Idle.Round(time.Second)), seconds(opts.InactiveTimeout), r.gap())
 		} else {

@@ -42,7 +42,7 @@ func Run(ctx context.Context, client rueidis.Client, buildID string, opts Option
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
-	w := waiter{rd: reader{b: b}, opts: o, start: o.Clock.Now()}
+	w := waiter{rd: reader{b: b}, opts: o, start: o.Clock.Now(), build: buildID}
 	obs := Observation{BuildID: buildID}
 	err = w.observe(ctx, &obs)
 	if ctx.Err() != nil {
@@ -59,6 +59,7 @@ type waiter struct {
 	rd    reader
 	opts  Options
 	start time.Time
+	build string
 }
 
 func (w waiter) elapsed() time.Duration { return w.opts.Clock.Now().Sub(w.start) }
@@ -86,14 +87,23 @@ func (w waiter) observe(ctx context.Context, obs *Observation) error {
 		return err
 	}
 	if obs.Meta.State != StateInitFailed {
-		if err := w.complete(ctx, obs); err != nil {
+		rounds, err := w.completeRound(ctx, obs, st.Meta)
+		if err != nil {
 			return err
+		}
+		if !rounds {
+			if err := w.complete(ctx, obs); err != nil {
+				return err
+			}
 		}
 	}
 	if obs.Presence != PresenceMeta {
 		return nil // meta vanished while waiting: nothing left to read
 	}
-	obs.Events, err = w.rd.attempts(ctx)
+	if obs.Events, err = w.rd.attempts(ctx); err != nil {
+		return err
+	}
+	obs.TestResults, err = w.testResults(ctx, st.Meta)
 	return err
 }
 
@@ -104,7 +114,7 @@ func (w waiter) appear(ctx context.Context) (queue.Presence, error) {
 		if err != nil || len(st.Meta) > 0 || st.Tombstone {
 			return st, err
 		}
-		if w.elapsed() >= w.opts.InitTimeout {
+		if w.elapsed() >= w.opts.InitTimeout || w.opts.Interrupted {
 			return st, nil
 		}
 		if err := w.opts.Clock.Sleep(ctx, w.opts.PollInterval); err != nil {
@@ -145,6 +155,10 @@ func (w waiter) complete(ctx context.Context, obs *Observation) error {
 		n := m.FinalizedCount
 		obs.FinalizedCount = &n
 		if n >= m.TotalUnits {
+			return nil
+		}
+		if w.opts.Interrupted {
+			obs.Stall = &Stall{Cause: StallInterrupted}
 			return nil
 		}
 		if w.elapsed() >= w.opts.Timeout {

@@ -48,6 +48,10 @@ type Config struct {
 	// WorkerID names this worker; unique within the build. Default
 	// <hostname>-<pid>, so several workers in one process must set it.
 	WorkerID string
+	// Retry says whether this worker, arriving at a complete build that
+	// did not pass, runs again what did not pass in a new round (see
+	// queue.Build.EnterRound). The zero value never opens a round.
+	Retry queue.RetrySignal
 
 	// Timeout is how long a unit's owner may stay silent before another
 	// worker reclaims it. The heartbeat runs every min(Timeout/3, 30 s).
@@ -83,6 +87,14 @@ type Config struct {
 	// LeaseTTL is how long a dead publisher blocks the build. Default
 	// DefaultLeaseTTL.
 	LeaseTTL time.Duration
+	// Batch is how many units RunBatches reserves and runs at once, at
+	// most; fewer near the end of the build. Default 1; Run ignores it.
+	// MaxUnitDuration then bounds the run of a whole batch.
+	Batch int
+	// Slots is how many workers this worker knows to share the build (the
+	// slots of its process): batches shrink to the units left shared among
+	// them, or among the workers the build has seen when more. Default 1.
+	Slots int
 
 	// Output receives the output of each attempt whose result counts.
 	// Default os.Stdout.
@@ -92,6 +104,11 @@ type Config struct {
 	Log io.Writer
 	// Clock times units and paces the heartbeat. Default the system clock.
 	Clock Clock
+	// Measured, when set, is given the duration of each unit's first
+	// attempt (retry index 0) whose result counted, for the suite's timings
+	// (see package timings). It must be safe for concurrent use when Runs
+	// share it.
+	Measured func(unitID string, d time.Duration)
 }
 
 // withDefaults fills in defaults and checks every value, naming the first
@@ -141,6 +158,17 @@ func (c Config) withDefaults() (Config, error) {
 		// within their sum lets the whole build expire under a worker that
 		// goes on as if it were there.
 		return c, fmt.Errorf("%w: TTL %v must be longer than the timeout %v plus a heartbeat interval %v", ErrInvalidConfig, c.TTL, c.Timeout, hb)
+	}
+	for _, n := range []struct {
+		name string
+		v    *int
+	}{{"batch", &c.Batch}, {"slots", &c.Slots}} {
+		switch {
+		case *n.v == 0:
+			*n.v = 1
+		case *n.v < 0:
+			return c, fmt.Errorf("%w: %s must be at least 1, got %d", ErrInvalidConfig, n.name, *n.v)
+		}
 	}
 	if c.MaxRequeues < 0 {
 		return c, fmt.Errorf("%w: max requeues must not be negative, got %d", ErrInvalidConfig, c.MaxRequeues)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/testresults"
 )
 
 // Func runs one attempt at a unit. It must return when ctx ends: the worker
@@ -41,6 +42,10 @@ type Result struct {
 	// only if this attempt's result counts (not when it is retried or
 	// discarded as stale).
 	Output []byte
+	// Tests are the attempt's per-test results, when its command gave any
+	// (see package testresults). They are kept with the attempt, bounded to
+	// testresults.DefaultLimit, when its settlement commits.
+	Tests []testresults.Case
 }
 
 func (r Result) passed() bool { return r.Outcome == Passed }

@@ -16,8 +16,9 @@ import (
 type worker struct {
 	cfg      Config
 	build    *queue.Build
-	fn       Func
+	fn       BatchFunc
 	manifest queue.Manifest // as published
+	progress queue.Progress // as last read: it sizes the next batch
 	logMu    sync.Mutex
 }
 
@@ -43,12 +44,18 @@ type worker struct {
 // Timeout (spending one of its reclaims) and runs it again. The workers
 // hash keeps naming it as this worker's current unit until then.
 func Run(ctx context.Context, client rueidis.Client, suite Suite, cfg Config, fn Func) error {
+	if fn == nil {
+		return fmt.Errorf("%w: nil Func", ErrInvalidConfig)
+	}
+	cfg.Batch = 1 // a Func runs one unit: batches are RunBatches'
+	return run(ctx, client, suite, cfg, perUnit(fn))
+}
+
+// run is Run and RunBatches.
+func run(ctx context.Context, client rueidis.Client, suite Suite, cfg Config, fn BatchFunc) error {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return err
-	}
-	if fn == nil {
-		return fmt.Errorf("%w: nil Func", ErrInvalidConfig)
 	}
 	// A worker rides out an unreachable Redis for up to Timeout, then exits
 	// (SPEC section 4): learning whether a commit whose reply was lost was
@@ -69,11 +76,15 @@ func Run(ctx context.Context, client rueidis.Client, suite Suite, cfg Config, fn
 		return fmt.Errorf("worker %s: %w", cfg.WorkerID, err)
 	}
 	w.manifest = joined.Manifest
+	w.progress = queue.Progress{Total: int64(joined.Manifest.TotalUnits())}
 	verb := "joined"
 	if joined.Published {
 		verb = "initialized"
 	}
 	w.logf("%s build %s (%d units)", verb, cfg.BuildID, joined.Manifest.TotalUnits())
+	if err := w.enterRound(ctx); err != nil {
+		return fmt.Errorf("worker %s: %w", cfg.WorkerID, err)
+	}
 	return w.loop(ctx)
 }
 
@@ -102,15 +113,17 @@ func (w *worker) loop(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		r, ok, err := w.build.Reserve(ctx, w.cfg.WorkerID, w.cfg.reserveOptions())
+		rs, err := w.build.ReserveBatch(ctx, w.cfg.WorkerID, w.nextBatch(ctx), w.cfg.reserveOptions())
 		if err != nil {
+			// Units accounted for before the error are left pending, for
+			// a reclaim after the timeout.
 			if outage(err) {
 				continue
 			}
 			return w.fail(ctx, events.PhaseReserve, "", err)
 		}
-		if ok {
-			if err := w.work(ctx, r); err != nil {
+		if len(rs) > 0 {
+			if err := w.work(ctx, rs); err != nil {
 				return err
 			}
 			// Redis answered the reservation and the settlement: an outage
@@ -130,6 +143,7 @@ func (w *worker) loop(ctx context.Context) error {
 			}
 			return w.fail(ctx, events.PhaseRedis, "", err)
 		}
+		w.progress = p
 		down = time.Time{}
 		if p.Complete() {
 			return nil

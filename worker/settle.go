@@ -8,6 +8,7 @@ import (
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/testresults"
 )
 
 // settle gives res its effect on the build (SPEC section 6): passed units
@@ -19,7 +20,8 @@ import (
 func (w *worker) settle(ctx context.Context, r queue.Reservation, res Result) error {
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.Timeout)
 	defer cancel()
-	qr := queue.Result{DurationMS: float64(res.Duration) / float64(time.Millisecond)}
+	qr := queue.Result{DurationMS: float64(res.Duration) / float64(time.Millisecond),
+		TestResults: testresults.Encode(res.Tests, testresults.DefaultLimit)}
 	if len(res.Errors) > 0 || !res.passed() {
 		qr.Errors = events.EncodeErrors(res.Errors)
 	}
@@ -39,6 +41,9 @@ func (w *worker) settle(ctx context.Context, r queue.Reservation, res Result) er
 		op = events.OperationRequeue
 		qr.FailureSummary = fmt.Sprintf("%d failure(s)", res.failures())
 		q, err = w.build.Requeue(sctx, r, qr, w.cfg.budgets())
+	}
+	if err == nil {
+		w.measure(r, res)
 	}
 	switch {
 	case errors.Is(err, queue.ErrStale):

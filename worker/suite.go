@@ -3,6 +3,7 @@ package worker
 import (
 	"github.com/hopper-queue/hopper/fingerprint"
 	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/timings"
 )
 
 // Suite is what a build runs, as each worker computes it. Every worker of a
@@ -27,6 +28,11 @@ type Suite struct {
 	// publishes has any, the build fails to initialize and every worker's
 	// Run returns them (queue.InitFailedError).
 	LoadErrors []string
+	// Expected is what earlier builds of the suite measured of its units
+	// (see package timings). The publisher queues the units longest
+	// expected first; it is not part of the fingerprint, so workers with
+	// other timings, or none, join the same build.
+	Expected timings.Table
 }
 
 // Fingerprint is the suite's fingerprint, as published in meta.
@@ -34,6 +40,12 @@ func (s Suite) Fingerprint() fingerprint.Fingerprint {
 	return fingerprint.Of(fingerprint.Inputs{
 		UnitIDs: s.Units, UnitType: s.unitType(), Command: s.Command, Revision: s.Revision,
 	})
+}
+
+// ID names the suite across its builds (see fingerprint.SuiteID): what
+// is kept between builds, its timings, is kept under it.
+func (s Suite) ID() string {
+	return fingerprint.SuiteID(fingerprint.Inputs{UnitType: s.unitType(), Command: s.Command})
 }
 
 func (s Suite) unitType() string {
@@ -47,6 +59,7 @@ func (s Suite) unitType() string {
 func (s Suite) manifest(c Config) queue.Manifest {
 	return queue.Manifest{
 		UnitIDs:       s.Units,
+		Serve:         s.serveOrder(),
 		UnitType:      s.unitType(),
 		TotalExamples: s.TotalExamples,
 		LoadErrors:    s.LoadErrors,
@@ -57,4 +70,13 @@ func (s Suite) manifest(c Config) queue.Manifest {
 		Timeout:       c.Timeout,
 		TTL:           c.TTL,
 	}
+}
+
+// serveOrder is the order the units are queued in if this worker publishes:
+// longest expected first, or as given when nothing is expected.
+func (s Suite) serveOrder() []string {
+	if len(s.Expected) == 0 {
+		return nil
+	}
+	return timings.LongestFirst(s.Units, s.Expected)
 }

@@ -24,6 +24,9 @@ import (
 var (
 	srv       *redistest.Server
 	hopperBin string
+	// cacheDir is every hopper process's XDG_CACHE_HOME: the suites'
+	// timings that hopper run keeps there stay out of the user's own.
+	cacheDir string
 )
 
 func TestMain(m *testing.M) {
@@ -33,6 +36,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	hopperBin = filepath.Join(dir, "hopper")
+	cacheDir = filepath.Join(dir, "cache")
 	args := []string{"build", "-o", hopperBin}
 	if raceEnabled {
 		args = append(args, "-race")
@@ -65,7 +69,8 @@ func redisURL(t testing.TB) string {
 // test's own (no CI markers, no REDIS_URL), so that each test says what the
 // command sees.
 func baseEnv(extra ...string) []string {
-	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LANG=C", "GORACE=halt_on_error=1"}
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "LANG=C", "GORACE=halt_on_error=1",
+		"XDG_CACHE_HOME=" + cacheDir}
 	if tmp := os.Getenv("TMPDIR"); tmp != "" {
 		env = append(env, "TMPDIR="+tmp)
 	}

@@ -33,10 +33,10 @@ func (s *Server) ClientAt(tb testing.TB, addr string, admin bool) rueidis.Client
 	if !admin && usingACL() {
 		ctx, cancel := context.WithTimeout(context.Background(), tenSeconds)
 		defer cancel()
-		if err := s.ensureNoScriptUser(ctx); err != nil {
+		if err := s.ensureMinimalUser(ctx); err != nil {
 			tb.Fatal(err)
 		}
-		opt.Username, opt.Password = NoScriptUser, NoScriptUser
+		opt.Username, opt.Password = MinimalUser, MinimalUser
 	}
 	opt.InitAddress = []string{addr}
 	opt.DisableCache = true

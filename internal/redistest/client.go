@@ -10,13 +10,8 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// NoScriptUser is the ACL user [Server.Client] connects as when
-// HOPPER_TEST_ACL is set: every command and key, but no scripting command
-// (EVAL, EVALSHA, FCALL, FUNCTION, SCRIPT). Its password is its name.
-const NoScriptUser = "hopper-noscript"
-
 // Client returns a client for the code under test, closed by tb.Cleanup.
-// It connects as the default user, or as [NoScriptUser] when the environment
+// It connects as the default user, or as [MinimalUser] when the environment
 // variable HOPPER_TEST_ACL is non-empty (the user is created on first use).
 // A failure to connect fails the test.
 func (s *Server) Client(tb testing.TB) rueidis.Client {
@@ -26,10 +21,10 @@ func (s *Server) Client(tb testing.TB) rueidis.Client {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), tenSeconds)
 	defer cancel()
-	if err := s.ensureNoScriptUser(ctx); err != nil {
+	if err := s.ensureMinimalUser(ctx); err != nil {
 		tb.Fatal(err)
 	}
-	return s.connect(tb, rueidis.ClientOption{Username: NoScriptUser, Password: NoScriptUser})
+	return s.connect(tb, rueidis.ClientOption{Username: MinimalUser, Password: MinimalUser})
 }
 
 // AdminClient returns a client connected as the default user whatever
@@ -52,8 +47,8 @@ func (s *Server) connect(tb testing.TB, opt rueidis.ClientOption) rueidis.Client
 	return c
 }
 
-// ensureNoScriptUser creates NoScriptUser once per running server.
-func (s *Server) ensureNoScriptUser(ctx context.Context) error {
+// ensureMinimalUser creates MinimalUser once per running server.
+func (s *Server) ensureMinimalUser(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock() // held so that concurrent callers wait for the first
 	if s.aclReady {
@@ -64,10 +59,9 @@ func (s *Server) ensureNoScriptUser(ctx context.Context) error {
 		return fmt.Errorf("redistest: connect to %s: %w", s.addr, err)
 	}
 	defer admin.Close()
-	cmd := admin.B().AclSetuser().Username(NoScriptUser).
-		Rule("reset", "on", ">"+NoScriptUser, "~*", "&*", "+@all", "-@scripting").Build()
+	cmd := admin.B().AclSetuser().Username(MinimalUser).Rule(minimalRules()...).Build()
 	if err := admin.Do(ctx, cmd).Error(); err != nil {
-		return fmt.Errorf("redistest: create ACL user %s: %w", NoScriptUser, err)
+		return fmt.Errorf("redistest: create ACL user %s: %w", MinimalUser, err)
 	}
 	s.aclReady = true
 	return nil
@@ -82,5 +76,5 @@ func userName(u string) string {
 
 const tenSeconds = 10 * time.Second
 
-// usingACL tells whether clients under test connect as NoScriptUser.
+// usingACL tells whether clients under test connect as MinimalUser.
 func usingACL() bool { return os.Getenv("HOPPER_TEST_ACL") != "" }

@@ -214,11 +214,11 @@ func startNode(ctx context.Context, base []string, opts ClusterOptions) (*cluste
 			"--cluster-announce-ip", "127.0.0.1",
 			// A primary down stops only its own slots, not the cluster.
 			"--cluster-require-full-coverage", "no",
-			// ACL users are per node and not replicated: every node has
-			// NoScriptUser from its start, so a node started again has it
-			// before any client reaches it.
-			"--user", NoScriptUser, "on", ">"+NoScriptUser, "~*", "&*", "+@all", "-@scripting",
 		)
+		// ACL users are per node and not replicated: every node has
+		// MinimalUser from its start, so a node started again has it
+		// before any client reaches it.
+		args = append(append(args, "--user", MinimalUser), minimalRules()...)
 		ctr, err := runNode(ctx, args)
 		if err == nil {
 			n := &clusterNode{addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), bus: bus, ctr: ctr}
@@ -319,7 +319,7 @@ func (c *Cluster) Addrs() []string {
 
 // Client returns a rueidis cluster client for the code under test, seeded
 // with every live node's address and closed by tb.Cleanup: as the default
-// user, or as [NoScriptUser] when HOPPER_TEST_ACL is non-empty (every node
+// user, or as [MinimalUser] when HOPPER_TEST_ACL is non-empty (every node
 // is started with that user). Client-side caching is off, as in
 // [Server.Client].
 func (c *Cluster) Client(tb testing.TB) rueidis.Client {
@@ -327,7 +327,7 @@ func (c *Cluster) Client(tb testing.TB) rueidis.Client {
 	if os.Getenv("HOPPER_TEST_ACL") == "" {
 		return c.connect(tb, rueidis.ClientOption{})
 	}
-	return c.connect(tb, rueidis.ClientOption{Username: NoScriptUser, Password: NoScriptUser})
+	return c.connect(tb, rueidis.ClientOption{Username: MinimalUser, Password: MinimalUser})
 }
 
 // AdminClient returns a cluster client as the default user whatever

@@ -31,8 +31,10 @@
 //     `valkey-server --save "" --protected-mode no`. The server must listen on
 //     port 6379 and log "Ready to accept connections".
 //   - HOPPER_TEST_ACL: when non-empty, [Server.Client] connects as
-//     [NoScriptUser], an ACL user denied every scripting command, so the suite
-//     proves that the code under test never runs a script.
+//     [MinimalUser], an ACL user with the least privilege hopper needs
+//     ([MinimalACL]: no scripting, admin or dangerous command, no INFO,
+//     CLIENT or CONFIG, only keys under hopper:), so the suite proves that
+//     the code under test never needs more.
 //   - TESTCONTAINERS_RYUK_DISABLED and TESTCONTAINERS_HOST_OVERRIDE: set to
 //     "true" and "127.0.0.1" when unset (the reaper image cannot be pulled, and
 //     the mapped port must be dialled on loopback).

@@ -37,7 +37,7 @@ func (s *Server) Unpause(ctx context.Context) error {
 // the port, so [Server.Addr] normally stays the same and clients reconnect by
 // themselves; Restart re-reads the mapped port all the same, and should it
 // have changed, Addr returns the new one and clients made before must be
-// replaced. [NoScriptUser] is created again if it existed.
+// replaced. [MinimalUser] is created again if it existed.
 func (s *Server) Restart(ctx context.Context) error {
 	if _, err := s.docker.ContainerRestart(ctx, s.ctr.GetContainerID(), client.ContainerRestartOptions{}); err != nil {
 		return fmt.Errorf("redistest: restart: %w", err)
@@ -53,7 +53,7 @@ func (s *Server) Restart(ctx context.Context) error {
 	s.aclReady = false
 	s.mu.Unlock()
 	if recreate {
-		if err := s.ensureNoScriptUser(ctx); err != nil {
+		if err := s.ensureMinimalUser(ctx); err != nil {
 			return fmt.Errorf("redistest: restart: %w", err)
 		}
 	}

@@ -38,28 +38,29 @@ func TestPing(t *testing.T) {
 	}
 }
 
-// The scripting-denied user refuses EVAL but keeps optimistic transactions,
-// which is what the code under test runs instead of scripts.
-func TestNoScriptUser(t *testing.T) {
+// The minimal user refuses EVAL and the admin commands but keeps optimistic
+// transactions on hopper's keys, which is what the code under test runs
+// instead of scripts.
+func TestMinimalUser(t *testing.T) {
 	t.Setenv("HOPPER_TEST_ACL", "1") // whatever the run says: this test is about ACL mode
 	ctx := ctxFor(t, 10*time.Second)
 	c := srv.Client(t)
 	admin := srv.AdminClient(t)
 
-	who, err := c.Do(ctx, c.B().AclWhoami().Build()).ToString()
-	if err != nil || who != redistest.NoScriptUser {
-		t.Fatalf("ACL WHOAMI = %q, %v; want %q", who, err, redistest.NoScriptUser)
-	}
-
-	err = c.Do(ctx, c.B().Eval().Script("return 1").Numkeys(0).Build()).Error()
-	if err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
-		t.Errorf("EVAL as %s: got error %v, want NOPERM", redistest.NoScriptUser, err)
+	for _, cmd := range [][]string{
+		{"EVAL", "return 1", "0"}, {"INFO", "server"}, {"CONFIG", "GET", "maxmemory"},
+		{"CLIENT", "LIST"}, {"ACL", "WHOAMI"}, {"SCAN", "0"}, {"FLUSHALL"}, {"GET", "other"},
+	} {
+		err := c.Do(ctx, c.B().Arbitrary(cmd...).Build()).Error()
+		if err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+			t.Errorf("%v as %s: got error %v, want NOPERM", cmd, redistest.MinimalUser, err)
+		}
 	}
 	if got, err := admin.Do(ctx, admin.B().Eval().Script("return 1").Numkeys(0).Build()).AsInt64(); err != nil || got != 1 {
 		t.Errorf("EVAL as default user = %d, %v; want 1 (the server itself runs scripts)", got, err)
 	}
 
-	key := "{" + redistest.BuildID(t) + "}:k"
+	key := "hopper:{" + redistest.BuildID(t) + "}:k"
 	transact := func(between func()) ([]rueidis.RedisResult, error) {
 		var resps []rueidis.RedisResult
 		err := c.Dedicated(func(d rueidis.DedicatedClient) error {
@@ -69,7 +70,7 @@ func TestNoScriptUser(t *testing.T) {
 			between()
 			resps = d.DoMulti(ctx,
 				d.B().Multi().Build(),
-				d.B().Incr().Key(key).Build(),
+				d.B().Hincrby().Key(key).Field("n").Increment(1).Build(),
 				d.B().Exec().Build())
 			return nil
 		})
@@ -85,13 +86,13 @@ func TestNoScriptUser(t *testing.T) {
 		t.Fatalf("EXEC = %v, %v; want one reply", exec, err)
 	}
 	if n, err := exec[0].AsInt64(); err != nil || n != 1 {
-		t.Errorf("INCR in EXEC = %d, %v; want 1", n, err)
+		t.Errorf("HINCRBY in EXEC = %d, %v; want 1", n, err)
 	}
 
 	// A write between WATCH and EXEC aborts the transaction: EXEC answers nil.
 	resps, err = transact(func() {
-		if err := admin.Do(ctx, admin.B().Set().Key(key).Value("10").Build()).Error(); err != nil {
-			t.Errorf("SET between WATCH and EXEC: %v", err)
+		if err := admin.Do(ctx, admin.B().Hset().Key(key).FieldValue().FieldValue("n", "10").Build()).Error(); err != nil {
+			t.Errorf("HSET between WATCH and EXEC: %v", err)
 		}
 	})
 	if err != nil {
@@ -100,8 +101,8 @@ func TestNoScriptUser(t *testing.T) {
 	if err := resps[2].Error(); !rueidis.IsRedisNil(err) {
 		t.Errorf("EXEC after a conflicting write: got %v, want nil reply", err)
 	}
-	if got, _ := admin.Do(ctx, admin.B().Get().Key(key).Build()).ToString(); got != "10" {
-		t.Errorf("GET %s = %q, want 10 (the aborted INCR must not apply)", key, got)
+	if got, _ := admin.Do(ctx, admin.B().Hget().Key(key).Field("n").Build()).ToString(); got != "10" {
+		t.Errorf("HGET %s n = %q, want 10 (the aborted HINCRBY must not apply)", key, got)
 	}
 }
 
@@ -143,7 +144,7 @@ func TestRestart(t *testing.T) {
 	ctx := ctxFor(t, 30*time.Second)
 	admin := srv.AdminClient(t)
 	c := srv.Client(t) // creates the ACL user, which the restart wipes
-	key := "{" + redistest.BuildID(t) + "}:k"
+	key := "hopper:{" + redistest.BuildID(t) + "}:k"
 	if err := admin.Do(ctx, admin.B().Set().Key(key).Value("v").Build()).Error(); err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestRestart(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if err != nil {
-		t.Fatalf("PING as %s after restart: %v", redistest.NoScriptUser, err)
+		t.Fatalf("PING as %s after restart: %v", redistest.MinimalUser, err)
 	}
 	for range 50 {
 		if err = admin.Do(ctx, admin.B().Get().Key(key).Build()).Error(); err == nil || rueidis.IsRedisNil(err) {

@@ -49,7 +49,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	addr     string // "127.0.0.1:port"
-	aclReady bool   // NoScriptUser exists on the running server
+	aclReady bool   // MinimalUser exists on the running server
 }
 
 // Start runs a new Redis container and returns once it accepts connections.
@@ -59,6 +59,16 @@ type Server struct {
 // The caller must call [Server.Terminate]. Start fails with an error wrapping
 // [ErrDockerUnavailable] or [ErrImageMissing] when those are the cause.
 func Start(ctx context.Context) (*Server, error) {
+	cmd, err := command()
+	if err != nil {
+		return nil, err
+	}
+	return start(ctx, cmd)
+}
+
+// start is Start with the server's arguments (nil: the image's CMD) and
+// more settings of the container.
+func start(ctx context.Context, cmd []string, extra ...testcontainers.ContainerCustomizer) (*Server, error) {
 	setEnvDefaults()
 
 	docker, err := testcontainers.NewDockerClientWithOpts(ctx)
@@ -73,11 +83,6 @@ func Start(ctx context.Context) (*Server, error) {
 		}
 		return nil, fmt.Errorf("redistest: inspect image %s: %w", img, err)
 	}
-	cmd, err := command()
-	if err != nil {
-		docker.Close()
-		return nil, err
-	}
 
 	// A port picked free a moment ago can be taken before Docker binds it;
 	// try a few.
@@ -88,7 +93,7 @@ func Start(ctx context.Context) (*Server, error) {
 			docker.Close()
 			return nil, err
 		}
-		ctr, err := run(ctx, img, cmd, port)
+		ctr, err := run(ctx, img, cmd, port, extra...)
 		if err == nil {
 			s := &Server{ctr: ctr, docker: docker}
 			if err := s.readAddr(ctx); err != nil {
@@ -109,7 +114,7 @@ func Start(ctx context.Context) (*Server, error) {
 	return nil, fmt.Errorf("redistest: start %s: %w", img, lastErr)
 }
 
-func run(ctx context.Context, img string, cmd []string, hostPort int) (*testcontainers.DockerContainer, error) {
+func run(ctx context.Context, img string, cmd []string, hostPort int, extra ...testcontainers.ContainerCustomizer) (*testcontainers.DockerContainer, error) {
 	ctx, cancel := context.WithTimeout(ctx, startLimit)
 	defer cancel()
 	opts := []testcontainers.ContainerCustomizer{
@@ -133,7 +138,7 @@ func run(ctx context.Context, img string, cmd []string, hostPort int) (*testcont
 	if cmd != nil {
 		opts = append(opts, testcontainers.WithCmd(cmd...))
 	}
-	return testcontainers.Run(ctx, img, opts...)
+	return testcontainers.Run(ctx, img, append(opts, extra...)...)
 }
 
 // Addr returns the server's address, "127.0.0.1:port".

@@ -96,12 +96,15 @@ type Outcome struct {
 	StartErr error
 	// Cancelled is true when the worker stopped or aborted the attempt.
 	Cancelled bool
+	// ReportErr is why the per-unit report of a batch could not be read
+	// (a JUnit file that does not parse): the attempt failed, saying so.
+	ReportErr error
 	Duration  time.Duration
 }
 
 // Passed reports whether the attempt passed: it exited 0 by itself.
 func (o Outcome) Passed() bool {
-	return o.ExitCode == 0 && o.StartErr == nil && o.Signal == 0 && !o.Cancelled
+	return o.ExitCode == 0 && o.StartErr == nil && o.Signal == 0 && !o.Cancelled && o.ReportErr == nil
 }
 
 // Status is the attempt's end in a few words: "exit status 1", "killed by
@@ -114,6 +117,8 @@ func (o Outcome) Status() string {
 		return "cannot start"
 	case o.Signal != 0:
 		return "killed by signal " + signalName(o.Signal)
+	case o.ReportErr != nil:
+		return "unreadable report"
 	}
 	return "exit status " + strconv.Itoa(o.ExitCode)
 }
@@ -130,25 +135,32 @@ func (c *Command) Argv(unit string) []string {
 // Env returns the environment of one attempt: c.Env (or the process's)
 // with the HOPPER_* variables and TEST_ENV_NUMBER set.
 func (c *Command) environ(unit string) []string {
+	return c.environWith([][2]string{{"HOPPER_UNIT", unit}})
+}
+
+// environWith is the environment of an attempt with vars (name, value)
+// set, and the HOPPER_* variables of every attempt.
+func (c *Command) environWith(vars [][2]string) []string {
 	base := c.Env
 	if base == nil {
 		base = os.Environ()
 	}
-	set := map[string]string{
-		"HOPPER_UNIT":      unit,
-		"HOPPER_BUILD_ID":  c.BuildID,
-		"HOPPER_WORKER_ID": c.WorkerID,
-		"TEST_ENV_NUMBER":  TestEnvNumber(c.Slot),
+	vars = append(vars, [][2]string{
+		{"HOPPER_BUILD_ID", c.BuildID}, {"HOPPER_WORKER_ID", c.WorkerID}, {"TEST_ENV_NUMBER", TestEnvNumber(c.Slot)},
+	}...)
+	set := map[string]bool{}
+	for _, v := range vars {
+		set[v[0]] = true
 	}
-	env := make([]string, 0, len(base)+len(set))
+	env := make([]string, 0, len(base)+len(vars))
 	for _, kv := range base {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok {
+		if !set[k] {
 			env = append(env, kv)
 		}
 	}
-	for _, k := range []string{"HOPPER_UNIT", "HOPPER_BUILD_ID", "HOPPER_WORKER_ID", "TEST_ENV_NUMBER"} {
-		env = append(env, k+"="+set[k])
+	for _, v := range vars {
+		env = append(env, v[0]+"="+v[1])
 	}
 	return env
 }
@@ -165,8 +177,13 @@ func TestEnvNumber(slot int) string {
 // Func returns the worker.Func that runs c once per attempt.
 func (c *Command) Func() worker.Func {
 	return func(ctx context.Context, r queue.Reservation) worker.Result {
-		out, o := c.Run(ctx, r.UnitID)
-		return c.result(r, out, o)
+		out, o, tests := c.runTests(ctx, r.UnitID)
+		res := c.result(r, out, o)
+		res.Tests = tests
+		if msg := failedTestsMessage(tests, events.MaxMessageBytes); msg != "" && len(res.Errors) == 1 {
+			res.Errors[0].Message = msg
+		}
+		return res
 	}
 }
 
@@ -175,8 +192,12 @@ func (c *Command) Func() worker.Func {
 // group is gone, or drainWait after that when something outside the group
 // still holds the output.
 func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
+	return c.run(ctx, c.Argv(unit), c.environ(unit))
+}
+
+// run runs one attempt of argv under env (see Run).
+func (c *Command) run(ctx context.Context, argv, env []string) ([]byte, Outcome) {
 	start := time.Now()
-	argv := c.Argv(unit)
 	buf := newTail(c.maxOutput())
 	o := Outcome{ExitCode: -1}
 	if len(argv) == 0 {
@@ -194,7 +215,7 @@ func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
 		return nil, o
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Env = c.environ(unit)
+	cmd.Env = env
 	cmd.Dir = c.Dir
 	cmd.Stdin = nil // /dev/null
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -240,7 +261,13 @@ func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
 		<-drained
 	}
 	pr.Close()
+	o.setExit(waitErr)
+	return buf.Bytes(), o
+}
 
+// setExit records how the command ended, from what reaping it returned: an
+// exit code, the signal that killed it, or why it could not be waited for.
+func (o *Outcome) setExit(waitErr error) {
 	var exitErr *exec.ExitError
 	switch {
 	case waitErr == nil:
@@ -254,7 +281,6 @@ func (c *Command) Run(ctx context.Context, unit string) ([]byte, Outcome) {
 	default:
 		o.StartErr = waitErr
 	}
-	return buf.Bytes(), o
 }
 
 // StartCause is why a command could not start, without the program's name,
@@ -323,6 +349,8 @@ func ErrorEntry(unit string, argv []string, o Outcome, out []byte) events.ErrorE
 	switch {
 	case o.StartErr != nil:
 		msg = o.StartErr.Error()
+	case o.ReportErr != nil:
+		msg = o.ReportErr.Error()
 	case len(bytes.TrimSpace(out)) == 0:
 		msg = "(no output)"
 	default:

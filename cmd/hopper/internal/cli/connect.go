@@ -20,6 +20,13 @@ func (a *app) connect(t target) (rueidis.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := applyTLS(&opt, t.TLS); err != nil {
+		return nil, err
+	}
+	if opt.TLSConfig != nil && opt.TLSConfig.InsecureSkipVerify {
+		// The flag, or rueidis's ?skip_verify=true: never silently.
+		fmt.Fprintf(a.s.Stderr, "%s: %s\n", a.name, insecureWarning)
+	}
 	client, err := rueidis.NewClient(opt)
 	if err != nil {
 		return nil, unreachable(t.Redis, opt, err)
@@ -37,6 +44,9 @@ func (a *app) connect(t target) (rueidis.Client, error) {
 // on a cluster, and a lone server's refusal does not say that was the
 // trouble.
 func unreachable(raw string, opt rueidis.ClientOption, err error) error {
+	if reason := tlsReason(err); reason != "" {
+		return exitf(exitInfrastructure, "cannot reach Redis at %s: TLS: %s", redact(raw), reason)
+	}
 	msg := oneLine(err.Error())
 	if len(opt.InitAddress) > 1 && strings.Contains(msg, "cluster support disabled") {
 		msg += " (several addresses are the seeds of a Redis Cluster; give one address for a single server)"

@@ -160,6 +160,10 @@ const (
 // log went with it and no unit will ever be finalized, so following it
 // further would wait for ever.
 func (a *app) followDone(client rueidis.Client, keys queue.Keys) (followState, error) {
+	keys, err := a.latestRound(client, keys)
+	if err != nil {
+		return followOn, err
+	}
 	res := client.DoMulti(a.ctx,
 		client.B().Hmget().Key(keys.Meta).Field("finalized_count", "total_units", "state").Build(),
 		client.B().Exists().Key(keys.Exists).Build())

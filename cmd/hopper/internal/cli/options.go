@@ -25,14 +25,17 @@ type target struct {
 	Redis string
 	// redisFrom names where Redis came from (--redis or a variable).
 	redisFrom string
+	// TLS is how a rediss:// connection checks the server (see tls.go).
+	TLS tlsFiles
 }
 
 type targetFlags struct {
 	build, redis *string
+	tls          tlsFlags
 }
 
 func addTargetFlags(f *flagSet) targetFlags {
-	return targetFlags{build: f.String("build", ""), redis: f.String("redis", "")}
+	return targetFlags{build: f.String("build", ""), redis: f.String("redis", ""), tls: addTLSFlags(f)}
 }
 
 // resolve applies the fallbacks of --build (HOPPER_BUILD_ID, then the CI's
@@ -83,7 +86,9 @@ func (tf targetFlags) resolve(f *flagSet, env Env, needBuild bool) (target, erro
 			return t, err
 		}
 	}
-	return t, nil
+	var err error
+	t.TLS, err = tf.tls.resolve(f, env, t)
+	return t, err
 }
 
 // needRedis refuses a target without Redis, for every command but run.
@@ -155,7 +160,9 @@ func (o outputs) reportOptions() report.Options {
 // workOptions are hopper work's, and the worker half of hopper run's.
 type workOptions struct {
 	target
-	WorkerID         string
+	WorkerID string
+	// Retry is the CI's retry signal, or --retry-failed (see retry.go).
+	Retry            queue.RetrySignal
 	Revision         string
 	UnitType         string
 	Timeout          time.Duration
@@ -176,6 +183,14 @@ type workOptions struct {
 	// Command is the template after "--".
 	Command  []string
 	Progress string
+	// Timings is --timings: "" (the default store), "off", or a file.
+	Timings string
+	// Batch is --batch: units per command (see batch.go); 0 until the
+	// command is known, when it is not given.
+	Batch int
+	// embedded is true on hopper run's embedded server, whose keys go
+	// with the process: the suite's timings are then kept in a file.
+	embedded bool
 	// pollInterval is the wait between looks at a build another slot is
 	// publishing; zero means the worker's default.
 	pollInterval time.Duration
@@ -186,10 +201,10 @@ type workOptions struct {
 
 type workFlags struct {
 	target                                                           targetFlags
-	worker, revision, unitType, unitsFrom, progress                  *string
+	worker, revision, unitType, unitsFrom, progress, timings, batch  *string
 	timeout, maxUnit, maxRequeues, tolerance, maxReclaims, processes *string
 	ttl, tombstoneTTL, initTimeout                                   *string
-	reportOnExit                                                     *bool
+	reportOnExit, retryFailed                                        *bool
 	outputs                                                          outputFlags
 }
 
@@ -201,6 +216,8 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		worker: f.String("worker", ""), revision: f.String("revision", ""),
 		unitType: f.String("unit-type", queue.DefaultUnitType), unitsFrom: f.String("units-from", ""),
 		progress:     f.String("progress", "auto"),
+		timings:      f.String("timings", ""),
+		batch:        f.String("batch", "1"),
 		timeout:      f.String("timeout", secondsText(worker.DefaultTimeout)),
 		maxUnit:      f.String("max-unit-duration", secondsText(worker.DefaultMaxUnitDuration)),
 		maxRequeues:  f.String("max-requeues", strconv.Itoa(worker.DefaultMaxRequeues)),
@@ -211,6 +228,7 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		tombstoneTTL: f.String("tombstone-ttl", secondsText(worker.DefaultTombstoneTTL)),
 		initTimeout:  f.String("init-timeout", secondsText(worker.DefaultInitTimeout)),
 		reportOnExit: f.Bool("report-on-exit"),
+		retryFailed:  f.Bool("retry-failed"),
 		outputs:      addOutputFlags(f),
 	}
 }
@@ -231,6 +249,9 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 	c.seconds(&o.TTL, "ttl", *wf.ttl)
 	c.seconds(&o.TombstoneTTL, "tombstone-ttl", *wf.tombstoneTTL)
 	c.seconds(&o.InitTimeout, "init-timeout", *wf.initTimeout)
+	if f.Given("batch") {
+		c.atLeastOne(&o.Batch, "batch", *wf.batch)
+	}
 	o.Outputs = wf.outputs.resolve(&c)
 	if c.err != nil {
 		return o, c.err
@@ -247,12 +268,16 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 		return o, usagef("--ttl %q must be longer than --timeout %q plus a heartbeat interval (%v): the build's keys would expire under a worker that rides out an outage", *wf.ttl, *wf.timeout, hb)
 	}
 	o.ReportOnExit = *wf.reportOnExit
+	o.Retry = retrySignal(env, *wf.retryFailed)
 	o.Revision, o.UnitType, o.UnitsFrom = *wf.revision, strings.TrimSpace(*wf.unitType), *wf.unitsFrom
 	if f.Given("units-from") && o.UnitsFrom == "" {
 		return o, usagef("--units-from must name a file, or - for stdin")
 	}
 	if o.UnitType == "" {
 		return o, usagef("--unit-type must not be empty")
+	}
+	if o.Timings = *wf.timings; f.Given("timings") && o.Timings == "" {
+		return o, usagef("--timings must name a file, or off")
 	}
 	if err := checkName("--unit-type", o.UnitType); err != nil {
 		return o, err
@@ -314,7 +339,7 @@ func (o workOptions) config(workerID string) worker.Config {
 		Timeout: o.Timeout, MaxUnitDuration: o.MaxUnitDuration,
 		MaxRequeues: o.MaxRequeues, RequeueTolerance: o.RequeueTolerance, MaxReclaims: maxReclaims,
 		TTL: o.TTL, TombstoneTTL: o.TombstoneTTL, InitTimeout: o.InitTimeout,
-		PollInterval: o.pollInterval,
+		PollInterval: o.pollInterval, Retry: o.Retry,
 	}
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/htmlreport"
@@ -44,7 +45,12 @@ func (a *app) report(args []string) error {
 // judge runs the report, prints it and writes the files asked for; it
 // returns the report's exit code, or 2 when a file cannot be written.
 func (a *app) judge(client rueidis.Client, buildID string, outs outputs, opts report.Options) int {
-	r, err := report.Run(a.ctx, client, buildID, opts)
+	return a.judgeIn(a.ctx, client, buildID, outs, opts)
+}
+
+// judgeIn is judge under ctx.
+func (a *app) judgeIn(ctx context.Context, client rueidis.Client, buildID string, outs outputs, opts report.Options) int {
+	r, err := report.Run(ctx, client, buildID, opts)
 	if err != nil {
 		if a.interrupted() {
 			fmt.Fprintf(a.s.Stderr, "%s: interrupted\n", a.name)

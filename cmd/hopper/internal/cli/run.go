@@ -51,6 +51,7 @@ func (a *app) run(args []string) error {
 		}
 		defer srv.Close()
 		o.Redis, o.redisFrom, where = srv.URL(), "embedded server", "the embedded server ("+srv.URL()+")"
+		o.embedded = true
 		// No one else can finish the build: when these workers are done,
 		// the report judges at once.
 		opts.Timeout, opts.InitTimeout = time.Millisecond, time.Millisecond
@@ -70,7 +71,7 @@ func (a *app) run(args []string) error {
 	fmt.Fprintf(a.s.Stderr, "hopper run: build %s, %d unit(s), %d worker(s), on %s\n", o.BuildID, len(units), o.Processes, where)
 	code := a.runWorkers(client, o, units)
 	if a.interrupted() {
-		return exitf(exitInfrastructure, "interrupted")
+		return a.partialReport(client, o, opts)
 	}
 	if err := slotsFailed(code); err != nil {
 		return err

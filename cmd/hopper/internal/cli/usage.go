@@ -43,7 +43,10 @@ its own, with HOPPER_UNIT, HOPPER_BUILD_ID, HOPPER_WORKER_ID and
 TEST_ENV_NUMBER ("" for slot 1, else the slot number) in its environment. Exit
 0: passed. Another exit status: failed, retried within --max-requeues. Killed
 by a signal: failed for good. Its output is printed once, for the attempt
-whose result counts.
+whose result counts. With {units} (an argument of its own) it runs a batch
+of units, one argument each (see --batch), in HOPPER_UNITS too; each unit's
+outcome comes from go test -json events, else from a JUnit file the command
+writes to $HOPPER_JUNIT, else a failed batch is run again unit by unit.
 
 Flags (environment fallbacks in brackets):
   --build ID               build id [HOPPER_BUILD_ID, then the CI's]
@@ -67,6 +70,16 @@ Flags (environment fallbacks in brackets):
   --init-timeout SECONDS   wait for the build to be published (default 300)
   --progress MODE          auto, live, plain or off (default auto: a live line on
                            a terminal, a plain line every few seconds otherwise)
+  --batch N                units per command with {units} (default 8; fewer near
+                           the end); 1 with {unit}
+  --timings FILE|off       where the units' durations are kept between builds,
+                           to queue the longest first (default: a key of the
+                           suite's on the Redis; hopper run's embedded server:
+                           a file in the user's cache dir)
+  --retry-failed           arriving at a complete build that did not pass, open a
+                           new round of it that runs again only the units that
+                           did not pass (a CI retry does so by itself: GitLab,
+                           GitHub Actions, Buildkite; see the README)
   --report-on-exit         run the report once the build is complete; then also:
   --summary-out FILE  --failed-out FILE  --junit-out FILE  --html-out FILE
   --allow-empty  --min-examples N      (see hopper report --help)
@@ -96,7 +109,8 @@ Flags:
                            node index, then <hostname>-<pid>]
   --units-from FILE, --unit-type, --revision, --timeout, --max-unit-duration,
   --max-requeues, --requeue-tolerance, --max-reclaims, --ttl, --tombstone-ttl,
-  --init-timeout, --progress      as hopper work
+  --init-timeout, --progress, --batch, --timings, --retry-failed
+                           as hopper work
   --summary-out FILE, --failed-out FILE, --junit-out FILE, --html-out FILE,
   --allow-empty, --min-examples N as hopper report
 ` + redisForms
@@ -167,4 +181,13 @@ Redis URL forms (--redis, HOPPER_REDIS_URL, REDIS_URL):
 A missing port is 6379. The client learns the rest of a cluster from the nodes
 it is given, and finds out when a single address is a cluster node. A cluster
 has only database 0.
+
+TLS (rediss://): the server's certificate is checked against the system's
+roots and the host name; a refused one is one line and exit 2.
+  --redis-ca FILE          PEM CA bundle to trust as well [HOPPER_REDIS_CA]
+  --redis-cert FILE --redis-key FILE
+                           client certificate and key, for mutual TLS
+                           [HOPPER_REDIS_CERT, HOPPER_REDIS_KEY]
+  --redis-insecure-skip-verify
+                           check no certificate (warns on every run)
 `

@@ -95,6 +95,9 @@ func (a *app) suiteInput(o *workOptions, positional, command []string) ([]string
 		return nil, usagef("no command after --")
 	}
 	o.Command = command
+	if err := o.checkBatch(); err != nil {
+		return nil, err
+	}
 	if !strings.Contains(command[0], attempt.Placeholder) {
 		if _, err := exec.LookPath(command[0]); err != nil {
 			return nil, usagef("cannot run %q: %v", command[0], attempt.StartCause(err))
@@ -120,6 +123,9 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 		Units: units, UnitType: o.UnitType, Revision: o.Revision,
 		Command: attempt.Quote(o.Command),
 	}
+	store, _ := a.timingsStoreFor(o, client, suite.ID(), cons.Err())
+	suite.Expected = a.loadTimings(store, units, cons.Err())
+	measured := &measurements{}
 	ids := slotIDs(o.WorkerID, o.Processes)
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
@@ -130,11 +136,17 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 			for restart := 2; ; restart++ {
 				cfg := o.config(id)
 				cfg.Output, cfg.Log = cons.Out(), cons.Err()
+				cfg.Measured = measured.add
+				cfg.Batch, cfg.Slots = o.Batch, o.Processes
 				cmd := &attempt.Command{
 					Args: o.Command, BuildID: o.BuildID, WorkerID: id, Slot: i + 1,
 					Supervisor: a.sup, Header: header(id),
 				}
-				errs[i] = worker.Run(a.ctx, client, suite, cfg, cmd.Func())
+				if o.batched() {
+					errs[i] = worker.RunBatches(a.ctx, client, suite, cfg, cmd.BatchFunc())
+				} else {
+					errs[i] = worker.Run(a.ctx, client, suite, cfg, cmd.Func())
+				}
 				next := ids[i] + ".r" + strconv.Itoa(restart)
 				if !o.restartAborted || worker.ExitCode(errs[i]) != exitAborted || a.interrupted() || len(next) > queue.MaxIDBytes {
 					return
@@ -147,6 +159,7 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 	stop := a.progress(client, o.BuildID, cons, o.Progress)
 	wg.Wait()
 	stop()
+	a.recordTimings(store, measured, cons.Err())
 	if !a.sup.Wait(attemptsWait) {
 		fmt.Fprintf(cons.Err(), "%s: %d command(s) still running after %s; leaving them\n", a.name, a.sup.Running(), attemptsWait)
 	}

@@ -36,7 +36,7 @@ func TestTransitionsOnEmbedded(t *testing.T) {
 		require.NoError(t, do(t, c, "HSET", keys.UnitState, u, `{"retry_index":0,"reclaim_count":0,"entered_retry":false}`).Error())
 	}
 	require.NoError(t, do(t, c, "HSET", keys.Meta, "total_units", "3", "unit_type", "file", "state", "ready", "ready_at", "1",
-		"finalized_count", "0", "requeued_units_count", "0", "max_requeues", "1", "requeue_tolerance", "1", "max_reclaims", "3").Error())
+		"finalized_count", "0", "requeued_units_count", "0", "max_requeues", "1", "requeue_tolerance", "1", "max_reclaims", "3", "guarded", "1").Error())
 	transition := func(argv ...string) []any {
 		t.Helper()
 		reply, err := queue.Transition(ctx, c, script, argv)

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/live"
 	"github.com/hopper-queue/hopper/events"
@@ -135,6 +136,14 @@ type rowView struct {
 	Worker   string
 	Y, TextY int
 	Bars     []barView
+	Idle     *idleView
+}
+
+// idleView is a slot's idle tail: from its last attempt's end to the
+// build's, the time it waited for the last unit.
+type idleView struct {
+	X, Y, W, H float64
+	Title      string
 }
 
 type barView struct {
@@ -149,6 +158,10 @@ type barView struct {
 	Abandoned     bool
 	LabelX        float64
 	ShowRetryText bool
+	// Label is the unit's name (after its retry, r1 ...), drawn on the bar
+	// when it fits.
+	Label     string
+	ShowLabel bool
 }
 
 type tickView struct {
@@ -397,9 +410,15 @@ func timeline(r *report.Report, attempts []Attempt) *timelineView {
 			b.AbandonY1, b.AbandonY2 = b.Y-3, b.Y+b.H+3
 		}
 		b.LabelX = bx + 3
-		b.ShowRetryText = a.RetryIndex > 0 && w >= 18
+		b.Label = a.Unit
+		if a.RetryIndex > 0 {
+			b.Label = fmt.Sprintf("r%d %s", a.RetryIndex, a.Unit)
+		}
+		b.ShowLabel = fits(b.Label, w)
+		b.ShowRetryText = !b.ShowLabel && a.RetryIndex > 0 && w >= 18
 		tv.Rows[i].Bars = append(tv.Rows[i].Bars, b)
 	}
+	idleTails(tv, attempts, row, t1, x)
 	// About six ticks, on round durations.
 	step := niceStep(time.Duration(t1-t0)*time.Millisecond, 6)
 	for d := time.Duration(0); d <= time.Duration(t1-t0)*time.Millisecond; d += step {
@@ -408,7 +427,7 @@ func timeline(r *report.Report, attempts []Attempt) *timelineView {
 	tv.Legend = []legendView{
 		{EndPassed, "passed"}, {EndFailed, "failed"}, {EndRequeued, "failed, retried"},
 		{EndLost, "lost (worker went silent, unit reclaimed)"}, {EndStale, "result refused (reclaimed meanwhile)"},
-		{EndRunning, "unfinished"},
+		{EndRunning, "unfinished"}, {"idle", "idle tail (waiting for the last unit)"},
 	}
 	return tv
 }
@@ -474,4 +493,32 @@ func fmtDuration(d time.Duration) string {
 		return fmt.Sprintf("%dms", max(d, 0).Milliseconds())
 	}
 	return live.Duration(d)
+}
+
+// charWidth is the width of one character of a bar's label (11px
+// monospace) in SVG user units.
+const charWidth = 6.7
+
+// fits reports whether label can be written on a bar of width w.
+func fits(label string, w float64) bool {
+	return float64(utf8.RuneCountInString(label))*charWidth+6 <= w
+}
+
+// idleTails gives each row that ran something its idle tail: from its
+// last attempt's end to t1, the end of the build, when it is long enough
+// to see.
+func idleTails(tv *timelineView, attempts []Attempt, row map[string]int, t1 int64, x func(int64) float64) {
+	last := map[string]int64{}
+	for _, a := range attempts {
+		last[a.Worker] = max(last[a.Worker], a.EndMS)
+	}
+	for w, end := range last {
+		bx, ex := x(end), x(t1)
+		if ex-bx < minBar {
+			continue
+		}
+		i := row[w]
+		tv.Rows[i].Idle = &idleView{X: bx, W: ex - bx, Y: float64(axisHeight + i*rowHeight + (rowHeight-barHeight)/2), H: barHeight,
+			Title: fmt.Sprintf("%s idle for %s at the end, waiting for the last unit", w, fmtDuration(time.Duration(t1-end)*time.Millisecond))}
+	}
 }

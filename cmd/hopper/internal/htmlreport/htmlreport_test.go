@@ -168,3 +168,30 @@ func TestErrorPayloadLenient(t *testing.T) {
 	assert.Equal(t, errorsView{}, errorPayload([]byte(`{"class":"C"}`)))
 	assert.Equal(t, errorsView{}, errorPayload(nil))
 }
+
+// Bars carry their unit's name where it fits, and a slot that finished
+// early shows its idle tail up to the build's end.
+func TestTimelineLabelsAndIdleTail(t *testing.T) {
+	log := []events.Event{
+		ev(t, "delivered", "long_unit_name", "w1", 1000, ""),
+		ev(t, "delivered", "a", "w2", 1000, ""),
+		ev(t, "finalized", "a", "w2", 2000, `,"outcome":"passed","duration_ms":1000,"reason":null`),
+		ev(t, "delivered", "tiny", "w2", 2000, ""),
+		ev(t, "finalized", "tiny", "w2", 2010, `,"outcome":"passed","duration_ms":10,"reason":null`),
+		ev(t, "finalized", "long_unit_name", "w1", 10000, `,"outcome":"passed","duration_ms":9000,"reason":null`),
+	}
+	n := int64(3)
+	r := report.Judge(report.Observation{
+		BuildID: "b", Presence: report.PresenceMeta,
+		Meta:     report.Meta{State: report.StateReady, TotalUnits: 3, FinalizedCount: 3, ReadyAtMS: 1000},
+		Manifest: []string{"long_unit_name", "a", "tiny"}, FinalizedCount: &n, Events: log,
+	}, report.Options{})
+	page, err := Render(r)
+	require.NoError(t, err)
+	html := string(page)
+	assert.Contains(t, html, `<text class="unit" x="173" y="28" dy="10.5">long_unit_name</text>`)
+	assert.Regexp(t, `<text class="unit"[^>]*>a</text>`, html, "a 1s bar of 9s holds a one-letter name")
+	assert.NotRegexp(t, `<text class="unit"[^>]*>tiny</text>`, html, "a 10ms bar holds no name")
+	assert.Equal(t, 1, strings.Count(html, `<rect class="idle"`), "w2 waited for w1; w1 ran to the end")
+	assert.Contains(t, html, "w2 idle for 8.0s at the end, waiting for the last unit")
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/internal/redistest"
+	"github.com/hopper-queue/hopper/queue"
+)
+
+// finishAs settles every unit of b as worker w, failing those in failing.
+func finishAs(t *testing.T, b *queue.Build, w string, failing map[string]bool) {
+	t.Helper()
+	ctx := ctxTimeout(t, time.Minute)
+	for {
+		r, ok, err := b.Reserve(ctx, w, queue.ReserveOptions{Block: time.Millisecond})
+		require.NoError(t, err)
+		if !ok {
+			return
+		}
+		res := queue.Result{Outcome: events.OutcomePassed, DurationMS: 1}
+		if failing[r.UnitID] {
+			res = queue.Result{Outcome: events.OutcomeFailed, Reason: events.ReasonTestFailure, DurationMS: 1}
+		}
+		require.NoError(t, b.Finalize(ctx, r, res))
+	}
+}
+
+// `events --follow` on a build whose retry round runs follows it until
+// the round is complete, not only until the first round was.
+func TestEventsFollowARetryRound(t *testing.T) {
+	url, build := redisURL(t), redistest.BuildID(t)
+	ctx := ctxTimeout(t, time.Minute)
+	c := srv.Client(t)
+	b, err := queue.Open(c, build, queue.Options{})
+	require.NoError(t, err)
+	_, err = b.Join(ctx, "w1", queue.Manifest{UnitIDs: []string{"a", "b"}}, queue.JoinOptions{})
+	require.NoError(t, err)
+	finishAs(t, b, "w1", map[string]bool{"b": true})
+	e, err := b.EnterRound(ctx, "w2", queue.RetrySignal{Force: true})
+	require.NoError(t, err)
+	require.Equal(t, queue.Entered{Round: 2, Opened: true, Units: []string{"b"}}, e)
+
+	follow := start(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url, "--follow")
+	time.Sleep(700 * time.Millisecond)
+	select {
+	case <-follow.done:
+		t.Fatalf("--follow ended while round 2 ran:\n%s%s", follow.stdout, follow.stderr)
+	default:
+	}
+	rb, err := b.Round(2)
+	require.NoError(t, err)
+	finishAs(t, rb, "w2", nil)
+	require.Equal(t, 0, follow.wait(10*time.Second), follow.stderr.String())
+	evs := decodeLines(t, follow.stdout.String())
+	assert.Equal(t, 3, countEvents(evs, "finalized", ""), "round 1's two and round 2's one")
+	assert.Equal(t, 1, countEvents(evs, "round_opened", ""))
+}

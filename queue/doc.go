@@ -18,15 +18,8 @@
 // process cost far fewer round trips and commands than one transaction
 // each.
 //
-// Around the transitions, the build's lifecycle. A worker opens the build
-// (Open) and joins it (Join, which takes the lease and publishes the build
-// when it is first: TryLease, Publish), then loops: Reserve hands it its
-// next unit (reclaimed, requeued or new, and accounted for), Heartbeat
-// keeps its hold while the unit runs, Finalize or Requeue settles it; with
-// nothing to take, Liveness says the worker is alive and Progress tells
-// when the build is complete. Status reads a build without joining it.
-//
-// A worker's life on one Build, as package worker lives it:
+// A worker's life on one Build, as package worker lives it (Status reads a
+// build without joining it; TryLease and Publish are what Join uses):
 //
 //   - Open the build (no I/O), then Join it with the manifest the worker
 //     computed: the first to come publishes, the others load what it

@@ -16,11 +16,13 @@ import (
 // So a Build keeps reads for a worker only while they would have been
 // used: keptPace remembers each worker's last transition and, for each
 // transition that predicts another, whether the worker's next call after
-// it was that transition and came within the window. Every pair is
-// judged, whether reads were kept for it or not, so a worker that stopped
-// getting kept reads gets them again as soon as one such pair comes
-// quickly, and loses them at its first pair that does not. A worker it
-// knows nothing of is presumed quick: learning that it is not costs one
+// it was that transition and came within the window. A requeue or an
+// abandon in place of a predicted finalize counts as it: which settlement
+// a unit gets says nothing of how soon the next unit's comes. Every pair
+// is judged, whether reads were kept for it or not, so a worker that
+// stopped getting kept reads gets them again as soon as one such pair
+// comes quickly, and loses them at its first pair that does not. A worker
+// it knows nothing of is presumed quick: learning that it is not costs one
 // unused read per kind of pair.
 
 // maxPacedWorkers bounds the workers a Build's keptPace remembers; past it
@@ -53,7 +55,7 @@ func (p *keptPace) called(worker, mode string, now time.Time) {
 	} else if want := nextMode(w.mode); want != "" {
 		prev := w.mode
 		w.slow = slices.DeleteFunc(w.slow, func(m string) bool { return m == prev })
-		if mode != want || now.Sub(w.at) > p.window {
+		if !stands(want, mode) || now.Sub(w.at) > p.window {
 			w.slow = append(w.slow, prev)
 		}
 	}
@@ -89,4 +91,16 @@ func (p *keptPace) remember(worker string) *workerPace {
 	w := &workerPace{}
 	p.workers[worker] = w
 	return w
+}
+
+// stands tells whether a mode transition called where want was predicted
+// keeps the worker's pace: want itself, or another settlement for a
+// settlement.
+func stands(want, mode string) bool {
+	return mode == want || settles(want) && settles(mode)
+}
+
+// settles tells whether mode ends a reservation.
+func settles(mode string) bool {
+	return mode == ModeFinalize || mode == ModeRequeue || mode == ModeAbandoned
 }

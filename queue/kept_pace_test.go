@@ -55,8 +55,12 @@ func TestKeptPace(t *testing.T) {
 		{"a finalize straight after accounting is a miss", []paceCall{
 			{"w1", acct, 0, true}, {"w1", fin, 10, false}, {"w1", acct, 20, false},
 		}},
-		{"a requeue instead of the predicted finalize is a miss", []paceCall{
-			{"w1", hb, 0, true}, {"w1", ModeRequeue, 10, false}, {"w1", hb, 20, false},
+		{"a quick requeue or abandon in place of the predicted finalize keeps the pace", []paceCall{
+			{"w1", hb, 0, true}, {"w1", ModeRequeue, 10, false}, {"w1", hb, 20, true},
+			{"w1", ModeAbandoned, 30, false}, {"w1", hb, 40, true},
+		}},
+		{"a late requeue in place of the predicted finalize is a miss", []paceCall{
+			{"w1", hb, 0, true}, {"w1", ModeRequeue, 1500, false}, {"w1", hb, 1510, false},
 		}},
 		{"a slow worker gets reads again once a pair comes quickly", []paceCall{
 			{"w1", acct, 0, true}, {"w1", hb, 5000, true}, {"w1", fin, 5010, false},

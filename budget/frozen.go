@@ -32,7 +32,7 @@ func Number(s string) (float64, bool) {
 }
 
 // Count parses a stored counter (total_units, requeued_units_count); a
-// missing or unreadable one counts as zero, as the reference does.
+// missing or unreadable one counts as zero.
 func Count(s string, present bool) int64 {
 	if !present {
 		return 0

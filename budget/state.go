@@ -6,8 +6,9 @@ import (
 	"strconv"
 )
 
-// Encode returns the unit_state value for s, byte for byte the layout the
-// reference writes: {"retry_index":N,"reclaim_count":N,"entered_retry":B}.
+// Encode returns the unit_state value for s, byte for byte the layout every
+// writer of a build uses (docs/design.md#keys):
+// {"retry_index":N,"reclaim_count":N,"entered_retry":B}.
 func (s State) Encode() []byte {
 	b := make([]byte, 0, 64)
 	b = append(b, `{"retry_index":`...)

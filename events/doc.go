@@ -2,12 +2,12 @@
 // each transition appends to the attempts stream (one field "json" per entry),
 // and the way back from those bytes to typed values.
 //
-// The reference is transition.lua. The log is read by people, diffed between
-// runs and parsed by the report, so every unit-scoped event is written with the
-// script's keys in the script's order, null exactly where the script writes
-// null, numbers as JSON numbers and strings without HTML escaping. Events the
-// worker builds itself (worker_error, stale_rejected) are passed through with
-// only at_ms stamped on, as the script's append_prebuilt does.
+// The log is read by people, diffed between runs, parsed by the report and
+// compared by callers moving from the transition script hopper replaces, so
+// every unit-scoped event is written with that script's keys in its order,
+// null exactly where it writes null, numbers as JSON numbers and strings
+// without HTML escaping. Events the worker builds itself (worker_error,
+// stale_rejected) are passed through with only at_ms stamped on.
 //
 // The package is pure: bytes and plain values in, bytes and plain values out,
 // no Redis client and no clock (at_ms is the caller's, taken from the Redis

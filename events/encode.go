@@ -13,7 +13,7 @@ import (
 //
 // RetryIndex and ReclaimCount are the unit's counters as they stand after the
 // transition (a reclaimed event carries the incremented reclaim count, a
-// requeued event the incremented retry index), as the script writes them.
+// requeued event the incremented retry index).
 // ownership_generation is not a field: it is always derived from the two.
 type Head struct {
 	UnitID       string
@@ -90,8 +90,8 @@ func checkMS(typ, unitID, key string, ms float64) error {
 }
 
 // embedded returns the caller's JSON to embed as a value, or nil (written as
-// null) when it is empty, like the script's raw_or_null. Invalid JSON is
-// refused: the script would append it verbatim and corrupt the log line.
+// null) when it is empty. Invalid JSON is refused: appended verbatim, it
+// would corrupt the log line.
 func embedded(typ, unitID string, raw json.RawMessage) (json.RawMessage, error) {
 	if len(raw) == 0 {
 		return nil, nil
@@ -111,7 +111,7 @@ func syntaxDetail(b []byte) error {
 	return fmt.Errorf("not valid JSON")
 }
 
-// nullIfEmpty is the script's nil_if_empty: empty strings are written as null.
+// nullIfEmpty writes an empty string as null.
 func nullIfEmpty(s string) *string {
 	if s == "" {
 		return nil
@@ -157,8 +157,8 @@ func kindOf(b []byte) string {
 }
 
 // Significant is the number of significant digits a duration keeps in the
-// log: the reference's JSON encoder writes numbers with 14, and a reader must
-// see the same value whichever wrote the event.
+// log: 14, as many as the transition script hopper replaces writes, so that
+// a reader sees the same value whichever of the two wrote the event.
 const Significant = 14
 
 // significant rounds v to Significant digits.

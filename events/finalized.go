@@ -6,8 +6,8 @@ import (
 )
 
 // A unit is finalized exactly once, by one of three transitions; each writes
-// a "finalized" event with the same leading fields (the script's
-// finalize_entry) and its own trailing ones. One type per transition keeps the
+// a "finalized" event with the same leading fields and its own trailing
+// ones (docs/design.md#finalize). One type per transition keeps the
 // trailing fields from being mixed up.
 
 // Finalized is a worker's own finalize of its reservation: passed, or failed

@@ -7,7 +7,7 @@ import (
 )
 
 // Caps on what a worker writes into the log, so one noisy failure cannot
-// bloat the attempts stream or the report (SPEC section 6).
+// bloat the attempts stream or the report.
 const (
 	// MaxMessageBytes caps an error message, "..." included.
 	MaxMessageBytes = 4096

@@ -7,10 +7,10 @@ import (
 )
 
 // StampPrebuilt appends "at_ms":<atMS> as the last key of a prebuilt event
-// object (worker_error, stale_rejected), exactly as the script's
-// append_prebuilt does: the caller's bytes are kept verbatim, never
-// re-encoded, and a comma separates the stamp unless the object is empty
-// ({} becomes {"at_ms":5}). Surrounding whitespace is trimmed first.
+// object (worker_error, stale_rejected): the caller's bytes are kept
+// verbatim, never re-encoded, and a comma separates the stamp unless the
+// object is empty ({} becomes {"at_ms":5}). Surrounding whitespace is
+// trimmed first.
 //
 // It returns ErrInvalidJSON when event does not parse and ErrNotObject when it
 // parses as something other than an object; nothing is produced then. A

@@ -8,9 +8,9 @@ const TypeRoundOpened = "round_opened"
 
 // StampRound appends "round":<n> as the last key of an encoded event
 // object, for the events of round 2 and later; a round-1 event is
-// returned as it is, so that a build never retried logs exactly the
-// reference's bytes. event must be an object Encode or StampPrebuilt made
-// (it ends with '}' and is not empty).
+// returned as it is, so that a build never retried logs exactly the bytes
+// the transition script would (docs/design.md#rounds). event must be an
+// object Encode or StampPrebuilt made (it ends with '}' and is not empty).
 func StampRound(event []byte, round int) []byte {
 	if round <= 1 || len(event) < 2 || event[len(event)-1] != '}' {
 		return event

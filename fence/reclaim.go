@@ -1,8 +1,8 @@
 package fence
 
 // ScanWindow is how many pending entries one reclaim looks at from the start
-// of a stream's pending list: XAUTOCLAIM with COUNT 1 scans at most ten, and
-// the reference transition claims with exactly that command.
+// of a stream's pending list: the reach of one XAUTOCLAIM with COUNT 1, whose
+// walk a reclaim follows (see docs/design.md#reclaim).
 const ScanWindow = 10
 
 // Idle reports whether a pending entry is eligible for reclaim after

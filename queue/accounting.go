@@ -55,11 +55,11 @@ func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Strea
 	return d, nil
 }
 
-// settled applies the checks every fenced transition makes, in the
-// reference's order: meta present, the fence, the unit's state readable and
-// present, the worker's record readable. Between the fence and the state,
-// one the reference does not make: the entry carries the caller's unit
-// (see entryUnitCheck).
+// settled applies the checks every fenced transition makes, in their fixed
+// order (docs/design.md#transitions): meta present, the fence, the unit's
+// state readable and present, the worker's record readable. Between the
+// fence and the state, one the transition script does not make: the entry
+// carries the caller's unit (see entryUnitCheck, docs/design.md#entry-ids).
 func (h held) settled(r Reservation, want fence.Expect) error {
 	switch {
 	case !h.metaExists:

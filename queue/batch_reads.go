@@ -31,9 +31,9 @@ type held struct {
 	// Zero: not read (the heartbeat), or the entry is gone from the stream.
 	entry entryFields
 	// stateErr and workerErr are why the unit's state or the worker's
-	// record could not be decoded. They are reported where the
-	// reference's cjson.decode would fail, after its fence check and the
-	// state's presence (see held.settled): a stale reservation is told so
+	// record could not be decoded. They are reported after the fence
+	// check and the state's presence (see held.settled,
+	// docs/design.md#transitions): a stale reservation is told so
 	// whatever the records hold.
 	stateErr, workerErr error
 }
@@ -41,8 +41,8 @@ type held struct {
 // batchReads are the reads of a batch's transitions after those they share
 // (meta, the time, the tail): one HMGET of the workers' records, one HMGET
 // of the units' states for the transitions that decide on theirs (all but
-// the heartbeat, which decides on the pending row alone, as the
-// reference's does), then each transition's pending row. One HMGET for
+// the heartbeat, which decides on the pending row alone), then each
+// transition's pending row. One HMGET for
 // many fields costs the server less than as many HGETs. Last, an XRANGE
 // of each entry whose unit the Build does not remember (see
 // entryUnitCheck), in the same round trip.

@@ -122,8 +122,8 @@ func Open(client rueidis.Client, buildID string, opts Options) (*Build, error) {
 	return OpenKeys(client, BuildKeys(buildID), opts)
 }
 
-// OpenKeys returns the build whose keys are keys (see ScriptKeys for the
-// reference script's layout).
+// OpenKeys returns the build whose keys are keys (see ScriptKeys for
+// Transition's layout).
 func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 	if client == nil {
 		return nil, fmt.Errorf("%w: nil client", ErrInvalidArgument)

@@ -9,8 +9,8 @@ import (
 // renewal, the worker's record, the log, guards). The meta check every one
 // starts with is metaRead (see guarded_mark.go).
 
-// renew is the reference's renew_ttls: PEXPIRE on the six live keys, which
-// touches only those that exist.
+// renew is the PEXPIRE of the six live keys every commit sends, which
+// touches only those that exist (docs/design.md#ttls).
 func (b *Build) renew(c rueidis.DedicatedClient, cmds rueidis.Commands) rueidis.Commands {
 	for _, key := range b.keys.live() {
 		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(key).Args(b.ttlText).Build())

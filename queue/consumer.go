@@ -9,14 +9,15 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// A reclaim in the reference walks each unit stream with XAUTOCLAIM, and
-// whether that names the worker a consumer of the stream's group depends on
+// A reclaim walks each unit stream as XAUTOCLAIM would (see
+// docs/design.md#reclaim), and whether XAUTOCLAIM names the worker a
+// consumer of the stream's group depends on
 // the server: Redis 7.0 creates the consumer only when it claims an entry,
 // Redis 7.2 and later (Valkey included, which reports redis_version 7.2.4)
 // create it on every call, claim or not. A reclaim here reads with XPENDING
 // and claims with XCLAIM, so on the second kind of server it creates the
-// consumer itself (XGROUP CREATECONSUMER) wherever the reference's XAUTOCLAIM
-// would have: the group's consumer list is part of what a transition leaves
+// consumer itself (XGROUP CREATECONSUMER) wherever an XAUTOCLAIM would
+// have: the group's consumer list is part of what a transition leaves
 // behind, and XINFO shows it.
 //
 // Learning which kind of server this is costs one HELLO (no arguments: it
@@ -25,7 +26,7 @@ import (
 // which any client that logs in with HELLO 3 has. A server that refuses it
 // (a RESP2-only proxy, an ACL without it) is asked INFO server next; one
 // that refuses that too (an ACL with -info) is taken as lazy,
-// the older behaviour: a consumer the reference would have left is then
+// the older behaviour: a consumer an XAUTOCLAIM would have left is then
 // missing from XINFO CONSUMERS, which no transition reads. A refusal is
 // never an error of the reclaim. Which workers are already consumers is
 // remembered per build, so that a worker polling for idle units pays for
@@ -134,8 +135,8 @@ func atLeast72(version string) bool {
 	return major > 7 || major == 7 && minor >= 2
 }
 
-// create returns the XGROUP CREATECONSUMER that stands for the reference's
-// XAUTOCLAIM of stream by worker, or nothing when the server would not have
+// create returns the XGROUP CREATECONSUMER that stands for an XAUTOCLAIM
+// of stream by worker, or nothing when the server would not have
 // created the consumer or this build already has.
 func (p *consumerPolicy) create(c rueidis.DedicatedClient, k Keys, s Stream, worker string) (rueidis.Completed, bool) {
 	if p.learnt.Load() != consumersEager {

@@ -3,7 +3,7 @@
 // (delivery accounting, reclaim, heartbeat, finalize, requeue, abandon,
 // liveness and the worker's prebuilt events), each one atomic as an
 // optimistic WATCH/MULTI/EXEC transaction run from Go: no script ever runs
-// on the server.
+// on the server. The design is docs/design.md.
 //
 // Each transition reads what it decides on, asks the pure packages (fence
 // for ownership, budget for retries and reclaims, events for the log), and
@@ -13,15 +13,13 @@
 // transition writes: transitions on different units do not abort each other.
 //
 // The fenced transitions of one Build that arrive at once share
-// transactions (see batch.go): each is still decided alone, on what was
-// read for it, and gets its own outcome, but many workers of one process
-// cost far fewer round trips and commands than one transaction each.
+// transactions (docs/design.md#batching): each is still decided alone, on
+// what was read for it, and gets its own outcome, but many workers of one
+// process cost far fewer round trips and commands than one transaction
+// each.
 //
-// Around the transitions, the build's lifecycle: TryLease and Publish lay a
-// build out, Status and Join read or publish it, Reserve hands a worker its
-// next unit and Progress tells when the build is complete.
-//
-// A worker's life on one Build, as package worker lives it:
+// A worker's life on one Build, as package worker lives it (Status reads a
+// build without joining it; TryLease and Publish are what Join uses):
 //
 //   - Open the build (no I/O), then Join it with the manifest the worker
 //     computed: the first to come publishes, the others load what it
@@ -47,5 +45,6 @@
 // read meta as any publisher left it.
 //
 // Two ways in: the typed API on *Build, and Transition, which takes and
-// returns exactly what the reference script's callers pass and receive.
+// returns exactly what callers of the transition script hopper replaces
+// pass and receive, by mode name.
 package queue

@@ -22,7 +22,8 @@ package queue
 // XRANGE in the transition's first round trip: never a round trip of its
 // own. An entry deleted from the stream (XDEL, trimming) while pending has
 // no fields left to compare, unless the Build remembers them; it is then
-// settled on its pending row alone, as the reference settles it. The reference reads no entry field here at all.
+// settled on its pending row alone, as the transition script settles it;
+// that script reads no entry field here at all.
 // See docs/design.md#entry-ids.
 
 // entryUnitCheck refuses r when the entry h read names another unit than r's.

@@ -9,9 +9,10 @@ import (
 
 // Mixed deployments. hopper's transitions are fenced on guard keys that
 // every change to an entry's owner writes (see package fence). The
-// reference script writes none, and neither does any other XACK or XCLAIM:
-// a hopper reclaim that read an entry, then commits after the script
-// finalized it, is not aborted, and the unit is finalized twice. No
+// transition script hopper replaces writes none, and neither does any
+// other XACK or XCLAIM: a hopper reclaim that read an entry, then commits
+// after the script finalized it, is not aborted, and the unit is finalized
+// twice. No
 // transaction can tell from the stream that this happened: WATCH does not
 // see consumer-group changes, which is why the guards exist.
 //
@@ -43,15 +44,15 @@ const (
 	guardedMark = "1"
 )
 
-// metaRead is the read of every transition's first check, the reference's
-// meta_present: whether meta holds its state. It asks for meta's state,
-// which only a publisher writes, in the transaction that creates meta,
-// rather than for the key: a meta deleted or evicted between a settlement's
-// reads and its commit (meta is read, not watched: every finalize writes
-// it) is re-created by that commit's count, holding that field alone, and
-// every transition after it must still find the build's state gone. A
-// Build that must run guarded builds only (Transition's) also asks for the
-// mark, in the same command.
+// metaRead is the read of every transition's first check
+// (docs/design.md#transitions): whether meta holds its state. It asks for
+// meta's state, which only a publisher writes, in the transaction that
+// creates meta, rather than for the key: a meta deleted or evicted between
+// a settlement's reads and its commit (meta is read, not watched: every
+// finalize writes it) is re-created by that commit's count, holding that
+// field alone, and every transition after it must still find the build's
+// state gone (docs/design.md#ttls). A Build that must run guarded builds
+// only (Transition's) also asks for the mark, in the same command.
 func (b *Build) metaRead(c rueidis.DedicatedClient) rueidis.Completed {
 	if b.guardedOnly {
 		return c.B().Hmget().Key(b.keys.Meta).Field(metaState, metaGuarded).Build()
@@ -61,8 +62,7 @@ func (b *Build) metaRead(c rueidis.DedicatedClient) rueidis.Completed {
 
 // metaFound reads metaRead's reply: whether meta holds its state. A meta
 // that does but lacks the mark, on a Build that requires it, is
-// ErrUnguarded; a missing meta is not (the caller reports it CORRUPT, as
-// the reference does).
+// ErrUnguarded; a missing meta is not (the caller reports it CORRUPT).
 func (b *Build) metaFound(r rueidis.RedisResult) (bool, error) {
 	if !b.guardedOnly {
 		n, err := r.AsInt64()

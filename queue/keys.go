@@ -29,10 +29,10 @@ func ParseStream(s string) (Stream, error) {
 	return "", fmt.Errorf("%w: unknown stream %q (want %q or %q)", ErrInvalidArgument, s, StreamUnits, StreamPriority)
 }
 
-// Keys names every key of one build. The six live keys are the reference
-// script's KEYS in its order; Leader and Exists belong to publishing. The
-// guard keys the transitions add (see package fence) derive from Units so
-// that they share its cluster slot.
+// Keys names every key of one build (docs/design.md#keys). The six live
+// keys come in the order Transition takes them as KEYS; Leader and Exists
+// belong to publishing. The guard keys the transitions add (see package
+// fence) derive from Units so that they share its cluster slot.
 type Keys struct {
 	Units, Priority, Attempts, Meta, UnitState, Workers string
 	Leader, Exists                                      string
@@ -60,8 +60,9 @@ func BuildKeys(buildID string) Keys {
 	}
 }
 
-// ScriptKeys takes the reference script's six KEYS (units, units:priority,
-// attempts, meta, unit_state, workers) as its callers pass them.
+// ScriptKeys takes the six KEYS of Transition (units, units:priority,
+// attempts, meta, unit_state, workers), in the order callers of the
+// transition script hopper replaces pass them.
 func ScriptKeys(keys []string) (Keys, error) {
 	if len(keys) != 6 {
 		return Keys{}, fmt.Errorf("%w: want 6 keys (units, units:priority, attempts, meta, unit_state, workers), got %d", ErrInvalidArgument, len(keys))
@@ -77,7 +78,7 @@ func ScriptKeys(keys []string) (Keys, error) {
 	}, nil
 }
 
-// live returns the six keys every transition renews, in the script's order.
+// live returns the six keys every transition renews, in Transition's order.
 func (k Keys) live() [6]string {
 	return [6]string{k.Units, k.Priority, k.Attempts, k.Meta, k.UnitState, k.Workers}
 }

@@ -16,8 +16,8 @@ func (b *Build) buildName() string {
 }
 
 // checkLifecycleKeys refuses a build opened with ScriptKeys, which names no
-// leader or tombstone key: the reference script's callers publish by
-// themselves.
+// leader or tombstone key: such builds are published by their callers, not
+// by Publish.
 func (b *Build) checkLifecycleKeys() error {
 	if b.keys.Leader == "" || b.keys.Exists == "" {
 		return errInvalid("keys of %s name no leader or tombstone key (made by ScriptKeys?): open the build with Open or BuildKeys", b.keys.Meta)

@@ -89,7 +89,7 @@ const (
 	metaTimeout       = "timeout"
 	metaTTL           = "ttl"
 	metaPublisher     = "publisher"
-	metaFileCounts    = "file_counts" // the reference's publisher's unit list
+	metaFileCounts    = "file_counts" // as the transition script's publisher lists units
 	metaFileArgs      = "file_args"
 	stateReady        = "ready"
 	stateInitFailed   = "init_failed"

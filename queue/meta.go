@@ -8,8 +8,9 @@ import (
 )
 
 // Meta is a build's meta hash read field by field, as any publisher may
-// have left it (hopper's, or the reference's, which lists its units in
-// file_counts): what was published, and the counters the transitions keep.
+// have left it (hopper's Publish, or the transition script's publisher,
+// which lists its units in file_counts): what was published, and the
+// counters the transitions keep.
 // Fields that are not there are zero ("" for strings). Status and Join
 // read the same fields, and require what hopper's Publish always writes
 // (see Manifest).

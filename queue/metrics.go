@@ -9,7 +9,7 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// Status labels of the hopper.transitions counter: the reference's status
+// Status labels of the hopper.transitions counter: Transition's status
 // replies, plus "error" for a transition that returned an error.
 const (
 	StatusOK        = "OK"

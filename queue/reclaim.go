@@ -41,8 +41,8 @@ type Reclaimed struct {
 // reclaimed event is appended; past it, the unit is finalized as failed.
 //
 // ErrCorrupt: meta is missing, or the idle unit's state is. In the second
-// case the entry may already have changed hands, as it does in the reference
-// when the state goes missing between its check and its claim.
+// case the entry may already have changed hands, as it would if the state
+// went missing between the check and the claim (docs/design.md#reclaim).
 //
 // A reclaim that claims takes three round trips when the build has seen the
 // entry before (see entry_units.go), four when it has not.
@@ -111,9 +111,9 @@ func (r *reclaimer) attempt(ctx context.Context, c rueidis.DedicatedClient, t *t
 		return nil, errUnwatched{err}
 	}
 	if !first.anyCand && len(first.looked) == 0 {
-		// Nothing to claim or drop: the reference walked both streams
-		// and found nothing, which on some servers still leaves the
-		// worker a consumer of both groups. Creating a consumer twice
+		// Nothing to claim or drop: a walk of both streams that finds
+		// nothing still leaves the worker a consumer of both groups on
+		// some servers (see consumer.go). Creating a consumer twice
 		// does nothing, so no guard is needed.
 		_, err := r.bare(r.createConsumer(r.createConsumer(nil, StreamPriority), StreamUnits))
 		return nil, errUnwatched{err}

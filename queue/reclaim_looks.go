@@ -137,8 +137,8 @@ func (r *reclaimer) parseSecondLook(res []rueidis.RedisResult, w *watchSet, pref
 		return s, err
 	}
 	// A reclaimer's record that is not JSON fails the reclaim only where
-	// the reference's touch_worker would read it: nothing idle (NONE) and
-	// a candidate whose state is missing (CORRUPT) come first.
+	// the reclaim would write it: nothing idle (NONE) and a candidate
+	// whose state is missing (CORRUPT) come first.
 	s.rec, s.recErr = parseWorkerRecord(raw, found)
 	if s.now, err = nowMS(res[pos+1]); err != nil {
 		return s, err

@@ -64,7 +64,7 @@ const scanReplies = 6
 
 // scanCmds reads what a reclaim decides on, per unit stream (priority
 // first): the first entry idle for the timeout anywhere in the pending list
-// (the reference checks its unit's state before moving anything), the first
+// (its unit's state is checked before anything moves), the first
 // fence.ScanWindow pending entries (XAUTOCLAIM's reach), and the stream's
 // info, whose max-deleted-entry-id tells which pending entries might have
 // been deleted from the stream.

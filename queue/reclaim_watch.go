@@ -6,10 +6,10 @@ package queue
 // not only of those ranged. Which entry the walk claims, and whether it
 // claims from the priority stream at all, depends on which entries the
 // window holds: a busy entry settled in between lets one past the window
-// into it, which may be idle (the reference, run after that settlement,
-// claims it), and a settlement retires its entry's guard. Only the second
-// look watches that many keys; the first, which usually finds nothing to
-// do, watches none (docs/design.md#reclaim-watch).
+// into it, which may be idle (a walk run after that settlement claims it),
+// and a settlement retires its entry's guard. Only the second look watches
+// that many keys; the first, which usually finds nothing to do, watches
+// none (docs/design.md#reclaim-watch).
 
 // watchSet is what a reclaim's second look WATCHes and ranges. An entry is
 // ranged only through rangeEntry, which watches it too: every entry ranged

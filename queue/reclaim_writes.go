@@ -54,11 +54,11 @@ func (s secondLook) walk(looked map[entryAt]bool, timeoutMS int64) ([]streamWalk
 	return walks, units, nil
 }
 
-// writes replays the reference's reclaim on what the second look read,
-// stream by stream, priority first: an idle candidate whose unit's state
-// is missing is refused before ownership moves, a deleted entry is
-// dropped, the entry claimed ends it (see claim). states are the units'
-// states, missing ones left out.
+// writes decides the reclaim on what the second look read
+// (docs/design.md#reclaim), stream by stream, priority first: an idle
+// candidate whose unit's state is missing is refused before ownership
+// moves, a deleted entry is dropped, the entry claimed ends it (see
+// claim). states are the units' states, missing ones left out.
 func (r *reclaimer) writes(s secondLook, walks []streamWalk, states map[string]string, maxReclaims float64) (rueidis.Commands, error) {
 	k, c := r.b.keys, r.c
 	var writes rueidis.Commands
@@ -71,7 +71,7 @@ func (r *reclaimer) writes(s secondLook, walks []streamWalk, states map[string]s
 				return r.bare(writes)
 			}
 		}
-		writes = r.createConsumer(writes, sc.stream) // the reference's XAUTOCLAIM of this stream
+		writes = r.createConsumer(writes, sc.stream) // as an XAUTOCLAIM of this stream would
 		if w.drop != "" {
 			// XAUTOCLAIM drops an entry deleted from the stream from the
 			// pending list, and that ends its walk of this stream.
@@ -178,8 +178,8 @@ func (r *reclaimer) head(s secondLook, e claimedEntry) events.Head {
 	return events.Head{UnitID: e.f.id, WorkerID: r.worker, RetryIndex: e.state.RetryIndex, ReclaimCount: e.state.ReclaimCount, AtMS: s.now}
 }
 
-// createConsumer stands for the reference's XAUTOCLAIM of stream s in what
-// the consumer group is left holding (see consumer.go).
+// createConsumer leaves the consumer group holding what an XAUTOCLAIM of
+// stream s would have left (see consumer.go).
 func (r *reclaimer) createConsumer(writes rueidis.Commands, s Stream) rueidis.Commands {
 	if cmd, ok := r.b.consumers.create(r.c, r.b.keys, s, r.worker); ok {
 		r.consumers = append(r.consumers, s)

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// Modes of Transition, as the reference script names them.
+// Modes of Transition, as callers of the transition script name them.
 const (
 	ModeDeliveryAccounting = "delivery_accounting"
 	ModeReclaim            = "reclaim"
@@ -48,8 +48,9 @@ func (e UnknownModeError) Error() string { return "ERR unknown transition mode "
 // Unwrap makes errors.Is(err, ErrInvalidArgument) hold.
 func (e UnknownModeError) Unwrap() error { return ErrInvalidArgument }
 
-// Transition runs one transition exactly as the reference script's callers
-// call it: keys are its six KEYS (units, units:priority, attempts, meta,
+// Transition runs one transition exactly as callers of the transition
+// script hopper replaces call that script: keys are its six KEYS (units,
+// units:priority, attempts, meta,
 // unit_state, workers), argv its ARGV (mode, worker_id, ttl_ms, then the
 // mode's arguments). The reply is the script's reply array, with a string
 // where the script returns a string and an int64 where it returns an integer:
@@ -59,7 +60,7 @@ func (e UnknownModeError) Unwrap() error { return ErrInvalidArgument }
 // ErrInvalidArgument), which the script, which would write part of its work
 // first, does not do.
 //
-// It needs nothing but a build laid out as the reference's publisher leaves
+// It needs nothing but a build laid out as that script's publisher leaves
 // it, reserved with plain XREADGROUP, and marked guarded in meta, as
 // Publish marks its builds: on a build without the mark every mode but the
 // prebuilt events is refused with ErrUnguarded, writing nothing, since its

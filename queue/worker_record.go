@@ -57,8 +57,9 @@ func parseWorkerRecord(raw string, found bool) (workerRecord, error) {
 	return rec, nil
 }
 
-// touch is the reference's touch_worker: last_seen becomes now, the current
-// unit changes as c says, and processed grows by delta.
+// touch is what every transition does to its worker's record: last_seen
+// becomes now, the current unit changes as c says, and processed grows by
+// delta.
 func (r workerRecord) touch(now int64, c current, delta float64) []byte {
 	r.lastSeen = now
 	if !c.keep {

@@ -49,7 +49,8 @@ const (
 	VerdictRefused Verdict = "refused"
 )
 
-// Defaults of Options (SPEC section 11, `report` flags).
+// Defaults of Options; the timeouts are also the defaults of the `hopper
+// report` flags (docs/cli.md#exit-codes).
 const (
 	DefaultPollInterval    = time.Second
 	DefaultInitTimeout     = queue.DefaultInitTimeout // as long as a joiner waits for the publisher

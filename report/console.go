@@ -7,8 +7,7 @@ import (
 	"strings"
 )
 
-// WriteConsole writes the report as the original prints it, for people
-// reading a CI log:
+// WriteConsole writes the report for people reading a CI log:
 //
 //	report: build <id>: <verdict>
 //	  <headline>

@@ -1,5 +1,5 @@
 // Package report gives a build its one authoritative verdict, from the build's
-// meta and its attempt log alone (SPEC sections 9 and 10).
+// meta and its attempt log alone.
 //
 // Workers exit 0 whatever their units did; whether a build passed is decided
 // here, by a process that never ran a unit and never writes to Redis. The
@@ -9,16 +9,16 @@
 // passed can read as green.
 //
 // The package has two halves, kept apart:
-//   - pure: Log (the attempt-log queries of SPEC section 9 over
-//     []events.Event), ParseMeta, Judge (the verdict rules), and the
+//   - pure: Log (the attempt-log queries over []events.Event),
+//     ParseMeta, Judge (the verdict rules), and the
 //     renderings of a Report (console text, JSON summary, failed-units list,
 //     JUnit XML). Plain values in, decisions and bytes out.
 //   - reading: Run, which polls the build's keys through a rueidis.Client the
 //     caller owns (and closes), then hands what it saw to Judge. It only reads:
 //     no TTL is touched and nothing is written.
 //
-// Unlike the original, which counts RSpec examples, hopper's units are any
-// strings a command understands. "Examples" therefore means meta's
+// hopper's units are any strings a command understands, not necessarily
+// test examples. "Examples" therefore means meta's
 // total_examples when the publisher wrote it, and otherwise the number of
 // units (see Meta.Examples); the empty-build and min-examples rules apply to
 // that number.

@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// The JUnit XML report is hopper's own (the original has none): CI systems
-// (GitLab, Jenkins, GitHub annotations, CircleCI) render it without knowing
-// hopper. It holds one <testsuite> with one <testcase> per unit: manifest
+// The JUnit XML report is for CI systems (GitLab, Jenkins, GitHub
+// annotations, CircleCI), which render it without knowing hopper. It holds
+// one <testsuite> with one <testcase> per unit: manifest
 // units in manifest order, then any unit only the log mentions.
 //
 //   - name is the unit id; classname the build's unit type, or "hopper";

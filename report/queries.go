@@ -9,8 +9,8 @@ import (
 	"github.com/hopper-queue/hopper/events"
 )
 
-// Log is a build's attempt log read back, with the queries of SPEC section
-// 9. The log is the only record of what happened to each unit, so every
+// Log is a build's attempt log read back, with the report's queries. The
+// log is the only record of what happened to each unit, so every
 // answer the report gives about units comes from here.
 //
 // Only unit-scoped events (events.Event.UnitScoped) belong to a unit;

@@ -11,8 +11,8 @@ import (
 	"strings"
 )
 
-// Summary is the JSON summary (`--summary-out`): its fields are in the
-// SPEC's key order, which scripts and dashboards may depend on. Values the
+// Summary is the JSON summary (`--summary-out`): its fields are in a fixed
+// key order, which scripts and dashboards may depend on. Values the
 // report never learned are null (state, totals and manifest fields of a
 // build that never appeared); lists are never null.
 type Summary struct {
@@ -40,8 +40,8 @@ type Summary struct {
 	Workers         workerMap `json:"workers"`
 	LoadErrors      []string  `json:"load_errors"`
 	FileArgs        []string  `json:"file_args"`
-	// Seed is a JSON number when meta's seed is an integer (as the original
-	// writes it), else a string, else null.
+	// Seed is a JSON number when meta's seed is an integer, else a
+	// string, else null.
 	Seed        json.RawMessage `json:"seed"`
 	Fingerprint *string         `json:"fingerprint"`
 	Revision    *string         `json:"revision"`

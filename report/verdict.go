@@ -117,8 +117,8 @@ type Report struct {
 	UnitRounds map[string]int
 }
 
-// Judge applies the report's rules to what was observed, in the order the
-// original does, so the first rule that holds gives the verdict:
+// Judge applies the report's rules to what was observed, in a fixed order,
+// so the first rule that holds gives the verdict:
 //
 //  1. reading failed -> unreachable or corrupt (exit 2); a finalized event
 //     whose outcome is neither passed nor failed is corrupt too, since no
@@ -128,8 +128,7 @@ type Report struct {
 //  4. state init_failed -> init_failed (exit 3), the load errors as details;
 //  5. a worker refused to join (a fingerprint mismatch, see Refusals) ->
 //     refused (exit 2), whatever the units did: the workers computed
-//     different suites, so no verdict of one of them is the build's (the
-//     original has no such rule);
+//     different suites, so no verdict of one of them is the build's;
 //  6. waiting for completion gave up -> incomplete (exit 3), each
 //     unfinalized unit with its last worker;
 //  7. zero examples (Meta.Examples) and not opts.AllowEmpty -> failed (1);
@@ -137,7 +136,7 @@ type Report struct {
 //  9. any failed unit -> failed (1), one line per unit;
 //  10. a manifest unit with no finalized event although finalized_count
 //     says the build is complete -> incomplete (exit 3): never a false
-//     green (the original has no such rule; it guards against a broken log);
+//     green (a guard against a broken log);
 //  11. else passed (0).
 //
 // Judge reads only AllowEmpty and MinExamples of opts, and the timeouts for
@@ -291,7 +290,7 @@ func firstLine(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// seconds prints d as the original's flags read: "300s", "1.5s".
+// seconds prints d as the command's flags read: "300s", "1.5s".
 func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// Run waits for build buildID and judges it (SPEC section 10):
+// Run waits for build buildID and judges it:
 //
 //  1. it polls every PollInterval until meta or the tombstone shows, giving
 //     up after InitTimeout (VerdictMissing);
@@ -135,8 +135,7 @@ func (w waiter) manifest(ctx context.Context, m Meta) ([]string, error) {
 // complete polls until finalized_count reaches total_units, Timeout passes,
 // or the workers fall silent for longer than InactiveTimeout. Meta that
 // disappears while waiting means the build's state expired under the
-// report: the observation becomes PresenceTombstone (VerdictExpired), as in
-// the original.
+// report: the observation becomes PresenceTombstone (VerdictExpired).
 func (w waiter) complete(ctx context.Context, obs *Observation) error {
 	for {
 		p, err := w.rd.progress(ctx)

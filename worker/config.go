@@ -12,8 +12,8 @@ import (
 	"github.com/hopper-queue/hopper/queue"
 )
 
-// Defaults of Config, the numbers of the original's command line. Those
-// that queue uses too are queue's, defined there once.
+// Defaults of Config, also the defaults of the hopper command's flags.
+// Those that queue uses too are queue's, defined there once.
 const (
 	DefaultTimeout          = queue.DefaultTimeout
 	DefaultMaxUnitDuration  = 900 * time.Second

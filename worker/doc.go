@@ -9,7 +9,7 @@
 // log. A worker that stops or dies leaves its unit to be reclaimed by the
 // others once it has been silent for Config.Timeout.
 //
-// The loop, per SPEC sections 3-7:
+// The loop (docs/design.md#transitions):
 //   - reclaim a unit whose owner went silent, else take a requeued unit, else
 //     a new one (waiting up to Config.Block);
 //   - run it, with a heartbeat every min(Timeout/3, 30 s); past

@@ -39,15 +39,15 @@ func stopErrorf(kind error, id, format string, args ...any) error {
 	return &stopError{kind: kind, msg: "worker " + id + ": " + what + ": " + fmt.Sprintf(format, args...)}
 }
 
-// Exit codes of a worker process, as the original's. A worker never exits 1
-// or 3: test failures and incomplete builds are the report's to tell.
+// Exit codes of a worker process (docs/cli.md#exit-codes). A worker never
+// exits 1 or 3: test failures and incomplete builds are the report's to tell.
 const (
 	ExitOK             = 0
 	ExitInfrastructure = 2
 	ExitAborted        = 4
 )
 
-// ExitCode maps Run's error to the process exit code of the original: 0 for
+// ExitCode maps Run's error to the process exit code: 0 for
 // nil (the build is complete, whatever the tests did), 4 for ErrAborted, 2
 // for anything else (Redis unreachable, a corrupt or burnt build, a
 // fingerprint mismatch, init failure, a stopped worker).

@@ -9,7 +9,7 @@ import (
 	"github.com/hopper-queue/hopper/queue"
 )
 
-// beat is what the heartbeat does at one tick (SPEC section 5).
+// beat is what the heartbeat does at one tick (docs/design.md#heartbeat).
 type beat int
 
 const (

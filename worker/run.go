@@ -57,9 +57,10 @@ func run(ctx context.Context, client rueidis.Client, suite Suite, cfg Config, fn
 	if err != nil {
 		return err
 	}
-	// A worker rides out an unreachable Redis for up to Timeout, then exits
-	// (SPEC section 4): learning whether a commit whose reply was lost was
-	// applied is part of that ride, and must not keep it any longer.
+	// A worker rides out an unreachable Redis for up to Timeout, then exits:
+	// learning whether a commit whose reply was lost was applied
+	// (docs/design.md#lost-replies) is part of that ride, and must not keep it
+	// any longer.
 	build, err := queue.Open(client, cfg.BuildID, queue.Options{TTL: cfg.TTL, ResolveWait: cfg.Timeout})
 	if err != nil {
 		if errors.Is(err, queue.ErrInvalidArgument) {
@@ -88,7 +89,7 @@ func run(ctx context.Context, client rueidis.Client, suite Suite, cfg Config, fn
 	return w.loop(ctx)
 }
 
-// loop takes and runs units until the build is complete (SPEC section 4).
+// loop takes and runs units until the build is complete.
 func (w *worker) loop(ctx context.Context) error {
 	var down time.Time // since when Redis has been unreachable
 	// outage tells an error to ride out: Redis unreachable, or a cluster

@@ -11,7 +11,8 @@ import (
 	"github.com/hopper-queue/hopper/testresults"
 )
 
-// settle gives res its effect on the build (SPEC section 6): passed units
+// settle gives res its effect on the build (docs/design.md#finalize,
+// docs/design.md#requeue): passed units
 // are finalized; failed ones requeued while the build's retry budget
 // allows, else finalized failed; a result whose reservation was lost is
 // discarded and recorded as stale_rejected. The attempt's output is written

@@ -21,7 +21,8 @@ type attempt struct {
 
 // work runs one batch of reservations (one, unless Config.Batch says
 // more): the BatchFunc beside a heartbeat for each, then each one's
-// settlement (SPEC sections 5 and 6). Each unit keeps its own fence: a
+// settlement (docs/design.md#heartbeat, docs/design.md#finalize). Each
+// unit keeps its own fence (docs/design.md#batches): a
 // unit reclaimed while the batch runs is refused as stale when it settles,
 // and the others still count.
 func (w *worker) work(ctx context.Context, rs []queue.Reservation) error {

@@ -6,9 +6,8 @@
 //   - exit status 0: passed;
 //   - any other exit status (or a command that cannot start): failed, and
 //     the build's retry budget decides whether it is requeued;
-//   - terminated by a signal: failed for good (reason test_failure), as the
-//     original treats an interrupted or killed run: it says nothing about
-//     the unit;
+//   - terminated by a signal: failed for good (reason test_failure): an
+//     interrupted or killed run says nothing about the unit;
 //   - the worker stopping or aborting the attempt (its context ending): the
 //     whole process group is killed; the result is failed and not requeued.
 //

@@ -68,7 +68,7 @@ var ciVendors = []struct {
 }
 
 // DetectCI infers the build and worker ids from the first CI vendor whose
-// marker variable is set (SPEC section 11). ok is false outside any of them.
+// marker variable is set (docs/cli.md). ok is false outside any of them.
 func DetectCI(env Env) (ci CI, ok bool) {
 	for _, v := range ciVendors {
 		if m, _ := env.first(v.marker); m == "" || m == "false" {

@@ -148,8 +148,8 @@ func (f *flagSet) explain(err error, arg string) error {
 	return usageError{msg}
 }
 
-// The checks of numeric flags (SPEC section 11): each kind has its own
-// message, which names the flag and quotes the value.
+// The checks of numeric flags (docs/cli.md#refused-input): each kind has
+// its own message, which names the flag and quotes the value.
 
 // positiveSeconds reads a duration given in seconds ("180", "0.5") or as a
 // Go duration ("3m", "1500ms"); it must be more than zero, and at least a

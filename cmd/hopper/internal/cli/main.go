@@ -15,7 +15,7 @@ import (
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/attempt"
 )
 
-// Exit codes (SPEC section 10).
+// Exit codes (docs/cli.md#exit-codes).
 const (
 	exitOK             = 0
 	exitTestFailure    = 1

@@ -111,7 +111,7 @@ func (a *app) suiteInput(o *workOptions, positional, command []string) ([]string
 }
 
 // runWorkers runs o.Processes worker slots on client until the build is
-// complete and returns the exit code of SPEC section 11: 2 when any slot
+// complete and returns the exit code of docs/cli.md#exit-codes: 2 when any slot
 // ended with anything but success or an abort, else 4 when any aborted,
 // else 0. With o.restartAborted, a slot whose worker aborted goes on as a
 // new worker (<slot id>.r2, .r3, ...): hopper run has no other machine to
@@ -182,7 +182,7 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 }
 
 // slotsExitCode is the exit code of worker slots that ended with errs
-// (SPEC section 11): 2 when any ended with anything but success or an
+// (docs/cli.md#exit-codes): 2 when any ended with anything but success or an
 // abort, else 4 when any aborted, else 0.
 func slotsExitCode(errs []error) int {
 	code := exitOK

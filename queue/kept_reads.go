@@ -29,6 +29,8 @@ import (
 //
 // A kept connection that is not used in time is given back, disarmed, by
 // a timer: its reads cost the server a round trip's work for nothing.
+// Reads are kept for a worker only while its transitions come quickly
+// enough to use them (kept_pace.go).
 
 // keptMaxAge is the oldest kept reads a commit stands on.
 const keptMaxAge = clockMaxAge
@@ -38,6 +40,7 @@ const keptMaxAge = clockMaxAge
 type keptReads struct {
 	mu       sync.Mutex
 	byWorker map[string]*keptTrip
+	pace     keptPace
 }
 
 // keptTrip is one worker's kept first round trip.
@@ -68,6 +71,10 @@ func (k *keptReads) take(b *Build, op *fencedOp) *prefetch {
 	k.mu.Lock()
 	kt := k.byWorker[op.r.WorkerID]
 	delete(k.byWorker, op.r.WorkerID)
+	if k.pace.limit == 0 {
+		k.pace = keptPace{window: keptMaxAge, limit: maxPacedWorkers}
+	}
+	k.pace.called(op.r.WorkerID, op.mode, time.Now())
 	k.mu.Unlock()
 	if kt == nil {
 		return nil
@@ -95,11 +102,14 @@ func sameTrip(kept, own batchTrip) bool {
 // that connection for the worker when the commit went through, or gives
 // it back.
 func (k *keptReads) arm(b *Build, batch []*fencedOp, next func(c rueidis.DedicatedClient) *prefetch) (func(c rueidis.DedicatedClient) *prefetch, func()) {
-	mode := nextMode(batch[0].mode)
-	if len(batch) != 1 || mode == "" {
+	op := batch[0]
+	k.mu.Lock()
+	keeps := len(batch) == 1 && k.pace.keeps(op.r.WorkerID, op.mode)
+	k.mu.Unlock()
+	if !keeps {
 		return next, func() {}
 	}
-	op := batch[0]
+	mode := nextMode(op.mode)
 	var mine *prefetch
 	armed := func(c rueidis.DedicatedClient) *prefetch {
 		if p := next(c); p != nil {

@@ -19,7 +19,7 @@ ifneq ($(REFERENCE_SCRIPT),)
 export HOPPER_REFERENCE_SCRIPT ?= $(REFERENCE_SCRIPT)
 endif
 
-.PHONY: test redis-image bench bench-quick bench-probe lint
+.PHONY: test redis-image bench bench-quick bench-compat bench-probe lint
 
 test: redis-image browser
 	$(GO) vet ./...
@@ -35,7 +35,9 @@ test: redis-image browser
 # The concurrency test must catch the design it exists to rule out: built
 # with -tags hopper_unfenced the transitions no longer watch entry guards
 # (queue/guard_unfenced.go), and TestConcurrentOwnership must then fail with
-# units settled by workers that did not hold them. Passes only if it does.
+# units settled by workers that did not hold them, as must
+# TestKeptReadsNeverCommitWhatAnotherWorkerChanged with a commit on kept
+# reads. Passes only if both do.
 .PHONY: test-unfenced
 test-unfenced: redis-image
 	@echo "$(GO) test -race -count=1 -tags hopper_unfenced -run '^TestConcurrentOwnership$$' ./integration/ (must fail)"
@@ -44,6 +46,12 @@ test-unfenced: redis-image
 	n=$$(printf '%s\n' "$$out" | grep -cE 'did not hold|finalized events of|finalized_count'); \
 	if [ "$$n" -eq 0 ]; then printf '%s\n' "$$out" | tail -30; echo "test-unfenced: FAIL: it failed, but not on ownership"; exit 1; fi; \
 	echo "test-unfenced: ok: without entry guards TestConcurrentOwnership fails ($$n ownership findings)"
+	@# and a commit on kept reads (queue/kept_reads.go) goes through after another worker took the unit
+	@out="$$($(GO) test -race -count=1 -tags hopper_unfenced -run '^TestKeptReadsNeverCommitWhatAnotherWorkerChanged$$' ./integration/ 2>&1)"; rc=$$?; \
+	if [ $$rc -eq 0 ]; then echo "test-unfenced: FAIL: TestKeptReadsNeverCommitWhatAnotherWorkerChanged passed without entry guards"; exit 1; fi; \
+	n=$$(printf '%s\n' "$$out" | grep -c 'after w2 took its unit'); \
+	if [ "$$n" -eq 0 ]; then printf '%s\n' "$$out" | tail -30; echo "test-unfenced: FAIL: it failed, but not on ownership"; exit 1; fi; \
+	echo "test-unfenced: ok: without entry guards TestKeptReadsNeverCommitWhatAnotherWorkerChanged fails ($$n modes committed on kept reads)"
 
 # A short run of every fuzz target (func Fuzz... in a _test.go file), one
 # `go test -fuzz` per target, FUZZTIME each (11 targets: under a minute).
@@ -98,6 +106,12 @@ bench: redis-image
 bench-quick: redis-image
 	HOPPER_BENCH=1 HOPPER_BENCH_UNITS=$${HOPPER_BENCH_UNITS:-400} HOPPER_BENCH_ROUNDS=$${HOPPER_BENCH_ROUNDS:-1} \
 		$(GO) test -count=1 -run '^TestBench$$' -v -timeout 10m ./bench
+
+# The same harness with queue.Transition for our side, one call per
+# transition with the script's KEYS and ARGV, where the script's side calls
+# EVALSHA (bench/compat_test.go); tuned as bench.
+bench-compat: redis-image
+	HOPPER_BENCH=1 HOPPER_BENCH_API=transition $(GO) test -count=1 -run '^TestBench$$' -v -timeout 30m ./bench
 
 # What a transition in one round trip on the shared connection would cost
 # (bench/probe_test.go): heartbeats alone, hopper's, the script's and the

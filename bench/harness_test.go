@@ -14,6 +14,7 @@ import (
 
 	"github.com/hopper-queue/hopper/queue"
 	"github.com/redis/rueidis"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -33,10 +34,15 @@ type config struct {
 	rounds  int
 	script  string // path of the reference script; "" when unset
 	ctx     string // the workers' context: "cancel", "deadline" or "background"
+	api     string // our side's API: apiTyped or apiTransition (compat_test.go)
 }
 
 func loadConfig() (config, error) {
 	cfg := config{units: 2000, workers: []int{1, 8, 32, 128}, rounds: 3, script: os.Getenv("HOPPER_REFERENCE_SCRIPT"), ctx: "cancel"}
+	var err error
+	if cfg.api, err = loadAPI(); err != nil {
+		return cfg, err
+	}
 	switch v := os.Getenv("HOPPER_BENCH_CTX"); v {
 	case "":
 	case "cancel", "deadline", "background":
@@ -80,6 +86,10 @@ func loadConfig() (config, error) {
 type env struct {
 	admin, ours, script rueidis.Client
 	sha                 string
+	api                 string // our side's API (config.api)
+	// global reads the global MeterProvider, which the Builds that
+	// Transition keeps report to: their counters run across drains.
+	global *sdkmetric.ManualReader
 }
 
 // workerContext is the context the workers pass to every call. Its shape
@@ -109,8 +119,11 @@ func (e *env) openSide(name string, b *build, wrap func(rueidis.Client) rueidis.
 	if wrap != nil {
 		c = wrap(c)
 	}
-	if name == sideScript {
-		return script{c: c, sha: e.sha, keys: b.scriptKeys()}, c, func() {}, nil
+	switch {
+	case name == sideScript:
+		return scriptSide(c, e.sha, b.scriptKeys()), c, func() {}, nil
+	case e.api == apiTransition:
+		return transitionSide(c, b.scriptKeys()), c, func() {}, nil
 	}
 	qb, err := queue.Open(c, b.id, queue.Options{TTL: ttl, MeterProvider: mp})
 	if err != nil {
@@ -213,6 +226,13 @@ func (e *env) drainBuild(ctx context.Context, cfg config, name string, n int, id
 		return nil, err
 	}
 	defer closeSide()
+	var otel0 otelCounts
+	if e.global != nil {
+		if otel0, err = collectOTel(ctx, e.global); err != nil {
+			return nil, err
+		}
+		reader = e.global
+	}
 
 	want := b.expected()
 	capacity := int(want[modeAccount])/n + 16
@@ -284,6 +304,7 @@ func (e *env) drainBuild(ctx context.Context, cfg config, name string, n int, id
 		if r.otel, err = collectOTel(ctx, reader); err != nil {
 			return nil, err
 		}
+		r.otel = r.otel.since(otel0)
 		if r.otel.transitions != r.transitions() || r.otel.notOK != 0 {
 			return nil, fmt.Errorf("hopper.transitions counted %d (%d not OK nor REQUEUED), want %d all OK",
 				r.otel.transitions, r.otel.notOK, r.transitions())
@@ -297,6 +318,18 @@ type otelCounts struct {
 	transitions, notOK int64
 	aborts, retries    int64
 	abortsByMode       map[string]int64
+}
+
+// since is c less the counts of c0, taken earlier from the same reader.
+func (c otelCounts) since(c0 otelCounts) otelCounts {
+	c.transitions -= c0.transitions
+	c.notOK -= c0.notOK
+	c.aborts -= c0.aborts
+	c.retries -= c0.retries
+	for m, v := range c0.abortsByMode {
+		c.abortsByMode[m] -= v
+	}
+	return c
 }
 
 func collectOTel(ctx context.Context, reader *sdkmetric.ManualReader) (otelCounts, error) {
@@ -343,7 +376,13 @@ func TestBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	e := &env{admin: srv.AdminClient(t), ours: srv.Client(t), script: srv.AdminClient(t)}
+	e := &env{admin: srv.AdminClient(t), ours: srv.Client(t), script: srv.AdminClient(t), api: cfg.api}
+	if cfg.api == apiTransition {
+		e.global = sdkmetric.NewManualReader()
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(e.global))
+		otel.SetMeterProvider(mp)
+		defer func() { _ = mp.Shutdown(context.Background()) }()
+	}
 	// Both sides talk to the container on the bridge network unless
 	// HOPPER_BENCH_NET=mapped: the mapped port goes through docker-proxy,
 	// which doubles the socket work of every round trip.

@@ -12,8 +12,9 @@
 //	HOPPER_BENCH_WORKERS=1,8,32,128
 //	HOPPER_BENCH_ROUNDS=3        builds per side and worker count, ours and the script alternating
 //	HOPPER_REFERENCE_SCRIPT=path the reference transition.lua; unset: ours only
+//	HOPPER_BENCH_API=typed       ours through the typed API, or transition: queue.Transition (make bench-compat)
 //
-// Speed is reported, never asserted: the targets of issue 5 are printed as
+// Speed is reported, never asserted: the targets of issue 29 are printed as
 // PASS/MISS columns. The run fails only when a build does not drain
 // correctly (every unit finalized once, the right units requeued).
 package bench

@@ -246,7 +246,7 @@ func probeRound(ctx context.Context, e *env, shape probeShape, n, round int) (pr
 	var s side = ours{qb}
 	client := e.ours
 	if shape == probeScript {
-		s, client = script{c: e.script, sha: e.sha, keys: b.scriptKeys()}, e.script
+		s, client = scriptSide(e.script, e.sha, b.scriptKeys()), e.script
 	}
 	beats := make([]func(seq int) error, n)
 	for i := range n {

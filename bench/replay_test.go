@@ -352,7 +352,7 @@ func replayRound(ctx context.Context, e *env, round int) (map[int][]probeRun, er
 				}
 				s = ours{qb}
 			case replayScript:
-				s, reader = script{c: e.script, sha: e.sha, keys: b.scriptKeys()}, e.script
+				s, reader = scriptSide(e.script, e.sha, b.scriptKeys()), e.script
 			default:
 				r := &replay{c: e.ours, b: b, fenced: shape == replayOneRT, txns: map[string][]capturedTxn{}, requeuedAs: map[string]string{}}
 				for u, txns := range captured.txns {

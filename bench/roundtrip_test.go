@@ -142,7 +142,10 @@ type wireProfile struct {
 	// The build's round trips per transition: the transitions' own
 	// (perTransition) and the reserves' (reservePerTransition).
 	perTransition, reservePerTransition float64
-	class                               classifier
+	// perUnit: every round trip of the drain, reserves included, per unit
+	// of the build.
+	perUnit float64
+	class   classifier
 }
 
 // measureWire drains one small build with one worker through a counting
@@ -179,6 +182,7 @@ func measureWire(ctx context.Context, e *env, cfg config, sideName string, units
 	}
 	p.perTransition = float64(trips) / float64(transitions)
 	p.reservePerTransition = float64(wc.roundTrips[nModes]) / float64(transitions)
+	p.perUnit = float64(trips+wc.roundTrips[nModes]) / float64(len(b.units))
 	for m := range nModes {
 		p.roundTrips[m] = float64(wc.roundTrips[m]) / float64(want[m])
 		p.commands[m] = float64(wc.commands[m]) / float64(want[m])

@@ -163,12 +163,20 @@ func (q *batcher) mark(batch []*fencedOp, n int) {
 // retrying only when every caller in it has given up (see batchContext).
 func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
 	op.ctx = ctx
+	kept := b.kept.take(b, op)
 	q.mu.Lock()
 	if q.free(op) && !q.waiting(op) {
 		batch := q.open(op)
 		q.mu.Unlock()
-		q.run(b, batch, nil)
+		if kept != nil && len(batch) > 1 { // read for op alone
+			go kept.drop()
+			kept = nil
+		}
+		q.run(b, batch, kept)
 		return op.err
+	}
+	if kept != nil {
+		go kept.drop()
 	}
 	op.wake = make(chan wakeup, 1)
 	q.pending = append(q.pending, op)
@@ -248,7 +256,9 @@ func (q *batcher) open(first *fencedOp) []*fencedOp {
 // before it carried it (see chain.go).
 func (q *batcher) run(b *Build, batch []*fencedOp, from *prefetch) {
 	ctx, cancel := batchContext(batch)
-	b.commitBatch(ctx, batch, link{from: from, next: q.follower(b)})
+	next, keep := b.kept.arm(b, batch, q.follower(b))
+	b.commitBatch(ctx, batch, link{from: from, next: next})
+	keep()
 	cancel()
 	for _, o := range batch[1:] {
 		o.wake <- wakeup{}
@@ -289,6 +299,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 	k := b.keys
 	trip := l.from.tripOr(b, ops)
 	shared, gs := trip.shared, trip.gs
+	kept := l.from != nil && l.from.kept
 	err := b.commitLinked(ctx, ops[0].mode, gs[0].worker, l, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
 		res := t.first
 		if res == nil {
@@ -300,17 +311,20 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 		var common held
 		var err error
 		if common.metaExists, err = b.metaFound(res[1]); err != nil {
+			if t.first != nil && kept {
+				return nil, errRetry // never refuse on reads made before the call
+			}
 			return nil, err
 		}
 		if common.metaExists {
-			if common.now, err = nowMS(res[2]); err != nil {
+			if common.now, err = b.tripNow(ctx, c, trip, res); err != nil {
 				return nil, err
 			}
 			t.now = common.now
 		}
 		var ts *tailState
 		if trip.tail {
-			if ts, err = readTail(res[3:shared]); err != nil {
+			if ts, err = readTail(res[shared-tailReadCount : shared]); err != nil {
 				return nil, err
 			}
 		}
@@ -334,6 +348,9 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 			}
 			writes = append(writes, w...)
 		}
+		if t.first != nil && kept && refused(ops) {
+			return nil, errRetry // never refuse on reads made before the call
+		}
 		if len(writes) == 0 {
 			return nil, nil // every op was refused: nothing to commit
 		}
@@ -352,18 +369,22 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, l link) {
 }
 
 // batchTrip is the shape of a batch's first round trip: WATCH of every
-// guard, EXISTS meta, TIME, the tail's reads when it may requeue, then the
+// guard, EXISTS meta, TIME when the clock is due, the tail's reads when it may requeue, then the
 // reads of its ops (batchReads).
 type batchTrip struct {
 	gs     []guards // of each op
 	watch  []string
 	tail   bool
-	shared int // replies before the ops' reads
+	time   bool // it carries a TIME: the Build's clock is due (clock.go)
+	shared int  // replies before the ops' reads
 	reads  batchReads
 }
 
 func (b *Build) planTrip(ops []*fencedOp) batchTrip {
-	tr := batchTrip{gs: make([]guards, len(ops)), watch: make([]string, 0, 2*len(ops)+1), shared: 3}
+	tr := batchTrip{gs: make([]guards, len(ops)), watch: make([]string, 0, 2*len(ops)+1), shared: 2}
+	if tr.time = b.clock.due(); tr.time {
+		tr.shared++
+	}
 	for i, op := range ops {
 		tr.gs[i] = b.guardsOf(op.r)
 		tr.watch = append(tr.watch, tr.gs[i].worker)
@@ -394,7 +415,10 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 // appendTripCommands appends to cmds the first round trip of ops, shaped
 // as tr.
 func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
-	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.metaRead(c), c.B().Time().Build())
+	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.metaRead(c))
+	if tr.time {
+		cmds = append(cmds, c.B().Time().Build())
+	}
 	if tr.tail {
 		cmds = append(cmds, tailReads(b, c)...)
 	}

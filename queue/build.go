@@ -104,8 +104,10 @@ type Build struct {
 	// workerGuards remembers the worker guards this Build's commits wrote
 	// (see worker_guards.go).
 	workerGuards *workerGuards
-	batches      batcher     // see batch.go
-	watchWorks   atomic.Bool // a probe's WATCH was answered (see unsupported.go)
+	batches      batcher      // see batch.go
+	clock        *serverClock // see clock.go
+	kept         keptReads    // see kept_reads.go
+	watchWorks   atomic.Bool  // a probe's WATCH was answered (see unsupported.go)
 	// guardedOnly: refuse builds whose meta lacks the guarded mark
 	// (Transition's Builds; see guarded_mark.go).
 	guardedOnly bool
@@ -134,7 +136,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 		return nil, err
 	}
 	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
-		workerGuards: newWorkerGuards(o.TTL, o.ResolveWait)}, nil
+		workerGuards: newWorkerGuards(o.TTL, o.ResolveWait), clock: newServerClock(monotonicNow)}, nil
 }
 
 // Keys returns the build's key names.

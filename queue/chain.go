@@ -38,6 +38,9 @@ type prefetch struct {
 	c       rueidis.DedicatedClient
 	release func()
 	replies []rueidis.RedisResult
+	// kept: read before its transition was called (see kept_reads.go), so
+	// it may back a commit but never a refusal.
+	kept bool
 }
 
 // arrived takes the replies of the first round trip, sent on c, which

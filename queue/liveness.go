@@ -47,7 +47,7 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 		if err != nil {
 			return nil, err
 		}
-		now, err := nowMS(res[3])
+		now, err := b.anchoredNow(ctx, c, res[3])
 		if err != nil {
 			return nil, err
 		}

@@ -32,7 +32,7 @@ func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte)
 		if err := res[0].Error(); err != nil {
 			return nil, err
 		}
-		now, err := nowMS(res[1])
+		now, err := b.anchoredNow(ctx, c, res[1])
 		if err != nil {
 			return nil, err
 		}

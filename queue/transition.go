@@ -66,9 +66,10 @@ func (e UnknownModeError) Unwrap() error { return ErrInvalidArgument }
 // other callers may be the script, which writes none of the guards hopper
 // is fenced on (see guarded_mark.go). A fenced mode naming another unit
 // than the one its entry carries is refused with ErrInvalidArgument (see
-// entry_unit_check.go). It is safe for concurrent use; the caller keeps
-// ownership of client.
-func Transition(ctx context.Context, client rueidis.Client, keys []string, argv []string) ([]any, error) {
+// entry_unit_check.go). Calls on the same client, keys and ttl_ms share
+// one Build (see build_cache.go), and with it its batches. It is safe for
+// concurrent use; the caller keeps ownership of client.
+func Transition(ctx context.Context, client rueidis.Client, keys []string, argv []string) (reply []any, err error) {
 	call, err := parseCall(argv)
 	if err != nil {
 		return nil, err
@@ -77,11 +78,15 @@ func Transition(ctx context.Context, client rueidis.Client, keys []string, argv 
 	if err != nil {
 		return nil, err
 	}
-	b, err := OpenKeys(client, k, Options{TTL: time.Duration(call.ttlMS) * time.Millisecond})
+	b, err := transitionBuilds.open(client, k, time.Duration(call.ttlMS)*time.Millisecond)
 	if err != nil {
 		return nil, err
 	}
-	b.guardedOnly = true
+	defer func() {
+		if errors.Is(err, rueidis.ErrClosing) {
+			transitionBuilds.forget(b) // its client is closed: let both go
+		}
+	}()
 	r := call.reservation
 	switch call.mode {
 	case ModeWorkerError, ModeStaleRejected:

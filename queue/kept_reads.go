@@ -1,0 +1,164 @@
+package queue
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// A worker's transitions on one reservation come in a known order:
+// delivery accounting, then heartbeats, then a settlement. When a lone
+// transition commits, its connection can carry behind the EXEC, in the
+// same write, the first round trip of the transition its worker is likely
+// to call next (the WATCH of its guards and its reads, as chaining does
+// for a waiting batch, see chain.go), and the Build keeps that connection,
+// still watching, for the worker. If the worker's next transition is that
+// one and comes soon enough, it commits on the kept reads in one round
+// trip.
+//
+// The reads were made after the WATCH, so the commit's EXEC aborts if any
+// guard they stand on moved since: every ownership change writes the
+// guards. An abort falls back to the two-round-trip path. A refusal
+// (STALE, CORRUPT) is never decided on kept reads: reads made before the
+// call may back a commit its EXEC checks, never a refusal, so a decision
+// that refuses starts over with fresh reads. Meta's existence is read,
+// not watched, in both paths; kept reads are used only while younger than
+// keptMaxAge (a second), so the build's loss is seen that much later at most.
+//
+// A kept connection that is not used in time is given back, disarmed, by
+// a timer: its reads cost the server a round trip's work for nothing.
+
+// keptMaxAge is the oldest kept reads a commit stands on.
+const keptMaxAge = clockMaxAge
+
+// keptReads holds, per worker, a connection watching that worker's likely
+// next transition's guards, with the replies of its reads.
+type keptReads struct {
+	mu       sync.Mutex
+	byWorker map[string]*keptTrip
+}
+
+// keptTrip is one worker's kept first round trip.
+type keptTrip struct {
+	p     *prefetch
+	r     Reservation
+	mode  string // the transition it was read for
+	at    time.Time
+	timer *time.Timer
+}
+
+// nextMode is the transition a worker likely calls after mode on the same
+// reservation; "" when none is worth reading for.
+func nextMode(mode string) string {
+	switch mode {
+	case ModeDeliveryAccounting:
+		return ModeHeartbeat
+	case ModeHeartbeat:
+		return ModeFinalize
+	}
+	return ""
+}
+
+// take removes and returns the reads kept for op's worker when they were
+// read for op (its mode, its entry, its unit) and are fresh; stale or other
+// reads are given back. nil: nothing to stand on.
+func (k *keptReads) take(b *Build, op *fencedOp) *prefetch {
+	k.mu.Lock()
+	kt := k.byWorker[op.r.WorkerID]
+	delete(k.byWorker, op.r.WorkerID)
+	k.mu.Unlock()
+	if kt == nil {
+		return nil
+	}
+	kt.timer.Stop()
+	same := kt.mode == op.mode && kt.r.Stream == op.r.Stream && kt.r.EntryID == op.r.EntryID && kt.r.UnitID == op.r.UnitID
+	if !same || time.Since(kt.at) > keptMaxAge || op.tail || !sameTrip(kt.p.trip, b.planTrip([]*fencedOp{op})) {
+		go kt.p.drop()
+		return nil
+	}
+	kt.p.batch = []*fencedOp{op}
+	return kt.p
+}
+
+// sameTrip tells whether a kept trip has the shape op's own would have,
+// its TIME aside: the kept one's replies are read by its own shape.
+func sameTrip(kept, own batchTrip) bool {
+	kr, or := kept.reads, own.reads
+	return kept.tail == own.tail && kr.units == or.units && kr.ranged == or.ranged && slices.Equal(kr.known, or.known) && slices.Equal(kept.watch, own.watch)
+}
+
+// arm wraps next, what a lone batch's commit carries behind its EXEC: when
+// next carries nothing, the first round trip of the worker's likely next
+// transition goes instead. keep, called once the commit is over, keeps
+// that connection for the worker when the commit went through, or gives
+// it back.
+func (k *keptReads) arm(b *Build, batch []*fencedOp, next func(c rueidis.DedicatedClient) *prefetch) (func(c rueidis.DedicatedClient) *prefetch, func()) {
+	mode := nextMode(batch[0].mode)
+	if len(batch) != 1 || mode == "" {
+		return next, func() {}
+	}
+	op := batch[0]
+	var mine *prefetch
+	armed := func(c rueidis.DedicatedClient) *prefetch {
+		if p := next(c); p != nil {
+			return p
+		}
+		if mine != nil {
+			mine.drop() // an earlier attempt's, behind an EXEC that aborted
+		}
+		ghost := &fencedOp{mode: mode, r: op.r, wake: make(chan wakeup, 1)}
+		trip := b.planTrip([]*fencedOp{ghost})
+		mine = &prefetch{batch: []*fencedOp{ghost}, trip: trip, cmds: b.appendTripCommands(nil, c, []*fencedOp{ghost}, trip), kept: true}
+		return mine
+	}
+	keep := func() {
+		if mine == nil || mine.replies == nil {
+			return
+		}
+		if op.err != nil {
+			go mine.drop()
+			return
+		}
+		k.put(op.r, mode, mine)
+	}
+	return armed, keep
+}
+
+// put keeps p for r's worker, giving back what it held before.
+func (k *keptReads) put(r Reservation, mode string, p *prefetch) {
+	kt := &keptTrip{p: p, r: r, mode: mode, at: time.Now()}
+	kt.timer = time.AfterFunc(keptMaxAge, func() {
+		k.mu.Lock()
+		mine := k.byWorker[r.WorkerID] == kt
+		if mine {
+			delete(k.byWorker, r.WorkerID)
+		}
+		k.mu.Unlock()
+		if mine {
+			kt.p.drop()
+		}
+	})
+	k.mu.Lock()
+	old := k.byWorker[r.WorkerID]
+	if k.byWorker == nil {
+		k.byWorker = map[string]*keptTrip{}
+	}
+	k.byWorker[r.WorkerID] = kt
+	k.mu.Unlock()
+	if old != nil { // taken off the map here: its timer no longer drops it
+		old.timer.Stop()
+		go old.p.drop()
+	}
+}
+
+// refused tells whether an op of a batch got a refusal.
+func refused(ops []*fencedOp) bool {
+	for _, op := range ops {
+		if op.err != nil {
+			return true
+		}
+	}
+	return false
+}

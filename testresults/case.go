@@ -33,6 +33,11 @@ type Case struct {
 	// Output is what the test printed (for JUnit, the failure's text and
 	// the case's system-out and system-err).
 	Output string `json:"output,omitempty"`
+	// names are the names the report gave the case's unit, in the order
+	// Assign tries them (JUnit's testcase file, classname, then suite file
+	// and name); empty when Unit is the one name (go test -json, or a
+	// Case decoded or made by hand).
+	names [4]string
 }
 
 // Failed reports whether the case failed.

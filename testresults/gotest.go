@@ -38,7 +38,33 @@ type goTestRun struct {
 // test failed gives one Case for the unit as a whole (empty Name), so the
 // cases are never greener than the package. The only error is the reader's.
 func ParseGoTestJSON(r io.Reader) ([]Case, error) {
-	p := goTestParser{runs: make(map[[2]string]*goTestRun)}
+	rep, err := ReadGoTestJSON(r)
+	return rep.Cases, err
+}
+
+// GoTestReport is go test -json output read whole: its tests, and how
+// each package ended, which is what a command over several packages (a
+// batch, see docs/design.md#batches) says of each unit as a whole.
+type GoTestReport struct {
+	// Cases are ParseGoTestJSON's.
+	Cases []Case
+	// Packages holds one Case per package whose own final event (pass,
+	// fail or skip, with no test) was read, in the order they ended: Name
+	// empty, Duration the package's Elapsed, Output all the package
+	// printed, its tests' output included. A package with no tests, or
+	// whose tests all passed, is here and not in Cases.
+	Packages []Case
+}
+
+// Found reports whether the output held any test2json event: when it did
+// not, the command was not go test -json (plain go test's "ok" lines
+// included).
+func (r GoTestReport) Found() bool { return len(r.Cases)+len(r.Packages) > 0 }
+
+// ReadGoTestJSON reads go test -json output as ParseGoTestJSON does, and
+// each package's end besides.
+func ReadGoTestJSON(r io.Reader) (GoTestReport, error) {
+	p := goTestParser{runs: make(map[[2]string]*goTestRun), printed: make(map[string]*strings.Builder)}
 	br := bufio.NewReader(r)
 	for {
 		line, err := br.ReadBytes('\n')
@@ -47,15 +73,17 @@ func ParseGoTestJSON(r io.Reader) ([]Case, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("testresults: reading go test -json: %w", err)
+			return GoTestReport{}, fmt.Errorf("testresults: reading go test -json: %w", err)
 		}
 	}
-	return p.cases(), nil
+	return GoTestReport{Cases: p.cases(), Packages: p.packages}, nil
 }
 
 type goTestParser struct {
-	runs  map[[2]string]*goTestRun // by package and test
-	order [][2]string
+	runs     map[[2]string]*goTestRun // by package and test
+	order    [][2]string
+	printed  map[string]*strings.Builder // all of a package's output, by package
+	packages []Case
 }
 
 func (p *goTestParser) line(line []byte) {
@@ -88,11 +116,29 @@ func (p *goTestParser) line(line []byte) {
 	switch ev.Action {
 	case "output", "build-output":
 		run.output.WriteString(ev.Output)
+		p.print(ev.Package, ev.Output)
 	case "pass", "fail", "skip", "build-fail":
 		run.ended = true
 		run.c.Status = goTestStatus(ev.Action)
 		run.c.Duration = time.Duration(ev.Elapsed * float64(time.Second))
+		if ev.Test == "" {
+			end := run.c
+			if b := p.printed[ev.Package]; b != nil {
+				end.Output = b.String()
+			}
+			p.packages = append(p.packages, end)
+		}
 	}
+}
+
+// print adds output to all that package printed.
+func (p *goTestParser) print(pkg, output string) {
+	b, ok := p.printed[pkg]
+	if !ok {
+		b = &strings.Builder{}
+		p.printed[pkg] = b
+	}
+	b.WriteString(output)
 }
 
 func goTestStatus(action string) Status {

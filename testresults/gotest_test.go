@@ -132,3 +132,43 @@ func TestParseGoTestJSONLongLine(t *testing.T) {
 		t.Fatalf("got %d cases, err %v; want one with %d bytes of output", len(cases), err, len(long))
 	}
 }
+
+// Each package's own end, with all it printed; a package with no tests,
+// or only passing ones, is there though it gives no case.
+func TestReadGoTestJSONPackages(t *testing.T) {
+	in := `{"Action":"start","Package":"m/a"}
+{"Action":"output","Package":"m/a","Output":"ok  \tm/a\t0.5s\n"}
+{"Action":"pass","Package":"m/a","Elapsed":0.5}
+{"Action":"run","Package":"m/b","Test":"TestB"}
+{"Action":"output","Package":"m/b","Test":"TestB","Output":"want 2\n"}
+{"Action":"fail","Package":"m/b","Test":"TestB","Elapsed":0.1}
+{"Action":"output","Package":"m/b","Output":"FAIL\tm/b\t1.25s\n"}
+{"Action":"fail","Package":"m/b","Elapsed":1.25}
+{"Action":"start","Package":"m/c"}`
+	rep, err := testresults.ReadGoTestJSON(strings.NewReader(in))
+	if err != nil || !rep.Found() {
+		t.Fatalf("got %+v, %v; want events found", rep, err)
+	}
+	if len(rep.Packages) != 2 {
+		t.Fatalf("packages: got %+v, want m/a and m/b, which ended", rep.Packages)
+	}
+	a, b := rep.Packages[0], rep.Packages[1]
+	if a.Unit != "m/a" || a.Name != "" || a.Status != testresults.Passed || a.Duration != 500*time.Millisecond || a.Output != "ok  \tm/a\t0.5s\n" {
+		t.Errorf("m/a: got %+v", a)
+	}
+	if b.Unit != "m/b" || b.Status != testresults.Failed || b.Duration != 1250*time.Millisecond || b.Output != "want 2\nFAIL\tm/b\t1.25s\n" {
+		t.Errorf("m/b: got %+v, want failed in 1.25s with its test's output and its own", b)
+	}
+	equalBriefs(t, rep.Cases, []brief{
+		{"m/b", "TestB", testresults.Failed, "failed"},
+		{"m/c", "", testresults.Failed, "package did not finish"},
+	})
+}
+
+// Plain go test output, or a line of braces, is not go test -json.
+func TestReadGoTestJSONNotFound(t *testing.T) {
+	rep, err := testresults.ReadGoTestJSON(strings.NewReader("ok  \terrors\t0.1s\n{not json}\n--- FAIL: TestX\n"))
+	if err != nil || rep.Found() {
+		t.Errorf("got %+v, %v; want nothing found", rep, err)
+	}
+}

@@ -77,7 +77,8 @@ func ParseJUnit(r io.Reader) ([]Case, error) {
 }
 
 func junitCaseOf(tc junitTestcase, suite, suiteFile string) Case {
-	c := Case{Unit: firstNonEmpty(tc.File, suiteFile, tc.Classname, suite), Suite: suite, Name: tc.Name, Status: Passed}
+	c := Case{Unit: firstNonEmpty(tc.File, suiteFile, tc.Classname, suite), Suite: suite, Name: tc.Name, Status: Passed,
+		names: [4]string{tc.File, tc.Classname, suiteFile, suite}}
 	if secs, err := strconv.ParseFloat(strings.TrimSpace(tc.Time), 64); err == nil && secs > 0 && secs < 1e9 {
 		c.Duration = time.Duration(secs * float64(time.Second))
 	}

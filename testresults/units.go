@@ -10,8 +10,12 @@ import (
 // else. With several (a batch), a case goes to the unit its Unit names:
 // exactly, else once both are cleaned ("./api/" and "api"), else to the
 // unit with the longest path its Unit ends with ("example.com/m/api" for
-// "./api"). Cases that match no unit, or two equally well, are returned
-// apart.
+// "./api"), else to the file unit with the longest path that, without its
+// extension and with dots for slashes, is its Unit or begins it (Python's
+// classname "tests.test_b.TestB" for "tests/test_b.py"). A JUnit case
+// tries its testcase's file, then classname, then its suite's file, then
+// name, and goes to the first that names a unit. Cases that match no unit,
+// or two equally well, are returned apart.
 func Assign(cases []Case, units []string) (byUnit map[string][]Case, unmatched []Case) {
 	byUnit = make(map[string][]Case)
 	if len(units) == 1 {
@@ -21,13 +25,31 @@ func Assign(cases []Case, units []string) (byUnit map[string][]Case, unmatched [
 		return byUnit, nil
 	}
 	for _, c := range cases {
-		if u, ok := unitOf(c.Unit, units); ok {
+		if u, ok := caseUnit(c, units); ok {
 			byUnit[u] = append(byUnit[u], c)
 		} else {
 			unmatched = append(unmatched, c)
 		}
 	}
 	return byUnit, unmatched
+}
+
+// caseUnit is the unit of units the first of c's names that names one
+// names.
+func caseUnit(c Case, units []string) (string, bool) {
+	names := c.names
+	if names == [4]string{} {
+		names[0] = c.Unit
+	}
+	for _, name := range names {
+		if strings.TrimSpace(name) == "" {
+			continue
+		}
+		if u, ok := unitOf(name, units); ok {
+			return u, true
+		}
+	}
+	return "", false
 }
 
 func unitOf(name string, units []string) (string, bool) {
@@ -42,18 +64,32 @@ func unitOf(name string, units []string) (string, bool) {
 			return u, true
 		}
 	}
-	found, longest, n := "", 0, 0
+	if u, ok := longestUnit(units, func(cu string) bool { return strings.HasSuffix(clean, "/"+cu) }); ok || u != "" {
+		return u, ok
+	}
+	return longestUnit(units, func(cu string) bool {
+		ext := path.Ext(cu)
+		dotted := strings.ReplaceAll(strings.TrimSuffix(cu, ext), "/", ".")
+		return ext != "" && dotted != "" && (clean == dotted || strings.HasPrefix(clean, dotted+"."))
+	})
+}
+
+// longestUnit is the unit, of those whose cleaned path matches, with the
+// longest such path. ok is false when none matches, or (with the unit
+// non-empty) when two match as long.
+func longestUnit(units []string, matches func(cleaned string) bool) (unit string, ok bool) {
+	longest, n := 0, 0
 	for _, u := range units {
 		cu := cleanUnit(u)
-		if cu == "." || !strings.HasSuffix(clean, "/"+cu) || len(cu) < longest {
+		if cu == "." || len(cu) < longest || !matches(cu) {
 			continue
 		}
 		if len(cu) > longest {
 			longest, n = len(cu), 0
 		}
-		found, n = u, n+1
+		unit, n = u, n+1
 	}
-	return found, n == 1
+	return unit, n == 1
 }
 
 func cleanUnit(s string) string {

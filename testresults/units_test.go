@@ -2,6 +2,7 @@ package testresults_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hopper-queue/hopper/testresults"
@@ -33,6 +34,12 @@ func TestAssign(t *testing.T) {
 		{"no match", []testresults.Case{c("elsewhere", "T1")}, []string{"./api", "./db"},
 			map[string][]string{}, []string{"T1"}},
 		{"suffix is a whole segment", []testresults.Case{c("m/xapi", "T1")}, []string{"api", "db"},
+			map[string][]string{}, []string{"T1"}},
+		{"longest package path suffix", []testresults.Case{c("example.com/m/api/v2", "T1"), c("example.com/m/apix", "T2")}, []string{"./api", "./api/v2"},
+			map[string][]string{"./api/v2": {"T1"}}, []string{"T2"}},
+		{"dotted file path", []testresults.Case{c("spec.a_spec", "A"), c("tests.test_b.TestClass", "B"), c("tests.test_bx", "C")}, []string{"spec/a_spec.rb", "tests/test_b.py"},
+			map[string][]string{"spec/a_spec.rb": {"A"}, "tests/test_b.py": {"B"}}, []string{"C"}},
+		{"dots only for files", []testresults.Case{c("api.v2", "T1")}, []string{"./api/v2", "./db"},
 			map[string][]string{}, []string{"T1"}},
 	}
 	for _, tt := range tests {
@@ -86,5 +93,35 @@ func TestOutcomeAndFailedNames(t *testing.T) {
 	cases := append(cs(p, f, s, f), testresults.Case{Unit: "u", Status: f}, testresults.Case{Unit: "u", Name: "B", Status: f})
 	if got, want := testresults.FailedNames(cases), []string{"B", "D", "u"}; !slices.Equal(got, want) {
 		t.Errorf("FailedNames: got %v, want %v", got, want)
+	}
+}
+
+// A JUnit case names its unit by its testcase's file, else classname,
+// else its suite's file, else name: the first that names a unit wins.
+func TestAssignJUnitNames(t *testing.T) {
+	doc := `<testsuites>
+ <testsuite name="b" file="c"><testcase name="byFile" file="./a" classname="b"/><testcase name="byClass" classname="b"/><testcase name="bySuiteFile" classname="x"/></testsuite>
+ <testsuite name="a"><testcase name="bySuiteName" classname="x"/><testcase name="fallsThrough" file="x" classname="c"/></testsuite>
+ <testsuite name="y"><testcase name="none" classname="z"/></testsuite>
+</testsuites>`
+	cases, err := testresults.ParseJUnit(strings.NewReader(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byUnit, unmatched := testresults.Assign(cases, []string{"a", "b", "c"})
+	got := make(map[string][]string)
+	for u, cs := range byUnit {
+		for _, c := range cs {
+			got[u] = append(got[u], c.Name)
+		}
+	}
+	want := map[string][]string{"a": {"byFile", "bySuiteName"}, "b": {"byClass"}, "c": {"bySuiteFile", "fallsThrough"}}
+	for _, u := range []string{"a", "b", "c"} {
+		if !slices.Equal(got[u], want[u]) {
+			t.Errorf("unit %s: got %v, want %v", u, got[u], want[u])
+		}
+	}
+	if len(unmatched) != 1 || unmatched[0].Name != "none" {
+		t.Errorf("unmatched: got %v, want the case none", unmatched)
 	}
 }

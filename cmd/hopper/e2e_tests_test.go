@@ -182,3 +182,39 @@ func goCache(t testing.TB) string {
 	}
 	return t.TempDir()
 }
+
+// The members of a go test -json {units} batch keep their own tests: the
+// per-test JUnit names a batch's failed test under its unit's suite, and
+// its passing neighbour's tests under its own.
+func TestBatchPerTestJUnit(t *testing.T) {
+	dir := goTestModule(t)
+	url := redisURL(t)
+	junitPath, sumPath := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.json")
+	env := baseEnv("GOFLAGS=-count=1", "GOCACHE="+goCache(t))
+	code, out, errs := hopper(t, dir, env, "run", "--redis", url, "-j", "1", "--progress", "off", "--timings", "off",
+		"--batch", "2", "--max-requeues", "0", "--junit-out", junitPath, "--summary-out", sumPath,
+		"./pass", "./fail", "--", "go", "test", "-json", "{units}")
+	require.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+
+	raw, err := os.ReadFile(junitPath)
+	require.NoError(t, err)
+	var doc gitlabJUnit
+	require.NoError(t, xml.Unmarshal(raw, &doc), "%s", raw)
+	cases := map[string]map[string]string{} // suite to case to failure message
+	for _, s := range doc.Suites {
+		cases[s.Name] = map[string]string{}
+		for _, c := range s.Cases {
+			msg := ""
+			if c.Failure != nil {
+				msg = c.Failure.Message
+			}
+			cases[s.Name][c.Name] = msg
+		}
+	}
+	assert.Equal(t, map[string]string{"TestOK": ""}, cases["./pass"], "%s", raw)
+	assert.Equal(t, map[string]string{
+		"TestGood": "", "TestBad": "fail_test.go:7: got 1, want 2", "TestAlsoBad": "fail_test.go:9: broken",
+	}, cases["./fail"], "%s", raw)
+	s := readTestsSummary(t, sumPath)
+	assert.Equal(t, map[string][]string{"./fail": {"TestBad", "TestAlsoBad"}}, s.FailedTests)
+}

@@ -176,13 +176,8 @@ func TestEnvNumber(slot int) string {
 // Func returns the worker.Func that runs c once per attempt.
 func (c *Command) Func() worker.Func {
 	return func(ctx context.Context, r queue.Reservation) worker.Result {
-		out, o, tests := c.runTests(ctx, r.UnitID)
-		res := c.result(r, out, o)
-		res.Tests = tests
-		if msg := failedTestsMessage(tests, events.MaxMessageBytes); msg != "" && len(res.Errors) == 1 {
-			res.Errors[0].Message = msg
-		}
-		return res
+		out, o, tests := c.runTests(ctx, c.Argv(r.UnitID), [][2]string{{"HOPPER_UNIT", r.UnitID}})
+		return c.testsResult(r, out, o, tests)
 	}
 }
 

@@ -1,18 +1,18 @@
 package attempt
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/hopper-queue/hopper/cmd/hopper/internal/unitresults"
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/testresults"
 	"github.com/hopper-queue/hopper/worker"
 )
 
@@ -55,7 +55,7 @@ func (c *Command) BatchFunc() worker.BatchFunc {
 		defer cleanup()
 		argv := c.BatchArgv(units)
 		out, o := c.run(ctx, argv, c.environWith([][2]string{
-			{"HOPPER_UNIT", strings.Join(units, "\n")}, {"HOPPER_UNITS", strings.Join(units, "\n")}, {"HOPPER_JUNIT", junit},
+			{"HOPPER_UNIT", strings.Join(units, "\n")}, {"HOPPER_UNITS", strings.Join(units, "\n")}, {JUnitEnv, junit},
 		}))
 		if o.Cancelled || o.Signal != 0 || o.StartErr != nil {
 			return c.sameForAll(rs, out, o)
@@ -69,34 +69,76 @@ func (c *Command) BatchFunc() worker.BatchFunc {
 	}
 }
 
+// unitReport is what a batch's command reported of one of its units.
+type unitReport struct {
+	status   testresults.Status // Passed, Failed or Skipped
+	duration time.Duration      // zero when not reported
+	// output is the unit's own part of the output, when the report
+	// carries it (go test -json); nil otherwise.
+	output []byte
+	tests  []testresults.Case
+}
+
+func (u unitReport) passed() bool { return u.status != testresults.Failed }
+
 // reported reads the per-unit outcomes a batch's command gave: its go test
 // -json events, else its JUnit file. nil: it gave none.
-func (c *Command) reported(out []byte, junit string, units []string) (map[string]unitresults.Unit, error) {
-	if per, found := unitresults.GoTestJSON(out, units); found {
-		return per, nil
+func (c *Command) reported(out []byte, junit string, units []string) (map[string]unitReport, error) {
+	if rep, _ := testresults.ReadGoTestJSON(bytes.NewReader(out)); rep.Found() {
+		return goTestUnits(rep, units), nil
 	}
-	data, err := os.ReadFile(junit)
+	cases, found, err := readJUnit(junit)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil
+	case errors.Is(err, testresults.ErrNotJUnit):
+		return nil, fmt.Errorf("the JUnit file at $%s does not parse: %w", JUnitEnv, err)
 	case err != nil:
-		return nil, fmt.Errorf("the JUnit file at $HOPPER_JUNIT (%s) cannot be read: %w", junit, err)
+		return nil, fmt.Errorf("the JUnit file at $%s (%s) cannot be read: %w", JUnitEnv, junit, err)
+	case !found:
+		return nil, nil
 	}
-	per, err := unitresults.JUnit(data, units)
-	if err != nil {
-		return nil, fmt.Errorf("the JUnit file at $HOPPER_JUNIT does not parse: %w", err)
+	return junitUnits(cases, units), nil
+}
+
+// goTestUnits: a unit is reported once its package ended, with its
+// package's status, elapsed time and output, and its tests.
+func goTestUnits(rep testresults.GoTestReport, units []string) map[string]unitReport {
+	ends, _ := testresults.Assign(rep.Packages, units)
+	tests, _ := testresults.Assign(rep.Cases, units)
+	per := make(map[string]unitReport, len(ends))
+	for unit, cs := range ends {
+		u := unitReport{status: testresults.Outcome(cs), output: []byte{}, tests: tests[unit]}
+		for _, end := range cs {
+			u.duration += end.Duration
+			u.output = append(u.output, end.Output...)
+		}
+		per[unit] = u
 	}
-	return per, nil
+	return per
+}
+
+// junitUnits: a unit is reported when it has testcases, failed if any
+// failed, in the sum of their times.
+func junitUnits(cases []testresults.Case, units []string) map[string]unitReport {
+	byUnit, _ := testresults.Assign(cases, units)
+	per := make(map[string]unitReport, len(byUnit))
+	for unit, cs := range byUnit {
+		u := unitReport{status: testresults.Outcome(cs), tests: cs}
+		for _, tc := range cs {
+			u.duration += tc.Duration
+		}
+		per[unit] = u
+	}
+	return per
 }
 
 // attribute turns a batch that ran to its end into one result per unit:
 // what the command reported of each, or for a unit it did not report on
 // (every unit, when it reported nothing and failed), a run of that unit
 // alone. With no report and exit 0, every unit passed.
-func (c *Command) attribute(ctx context.Context, rs []queue.Reservation, argv []string, out []byte, o Outcome, reported map[string]unitresults.Unit) []worker.Result {
+func (c *Command) attribute(ctx context.Context, rs []queue.Reservation, argv []string, out []byte, o Outcome, reported map[string]unitReport) []worker.Result {
 	anyFailed := false
 	for _, u := range reported {
-		anyFailed = anyFailed || !u.Passed
+		anyFailed = anyFailed || !u.passed()
 	}
 	if o.Passed() && len(reported) == 0 {
 		return c.sameForAll(rs, out, o)
@@ -114,43 +156,42 @@ func (c *Command) attribute(ctx context.Context, rs []queue.Reservation, argv []
 		case len(rs) == 1:
 			res[i] = c.result(r, out, o)
 		default:
-			unitOut, unitO := c.run(ctx, c.BatchArgv([]string{r.UnitID}), c.environWith([][2]string{
+			unitOut, unitO, tests := c.runTests(ctx, c.BatchArgv([]string{r.UnitID}), [][2]string{
 				{"HOPPER_UNIT", r.UnitID}, {"HOPPER_UNITS", r.UnitID},
-			}))
-			res[i] = c.result(r, unitOut, unitO)
+			})
+			res[i] = c.testsResult(r, unitOut, unitO, tests)
 		}
 	}
 	return res
 }
 
-// reportedResult is the result of a unit as the batch's report gave it.
-func (c *Command) reportedResult(r queue.Reservation, argv []string, batchOut []byte, u unitresults.Unit, share time.Duration) worker.Result {
-	d := u.Duration
+// reportedResult is the result of a unit as the batch's report gave it,
+// with its tests.
+func (c *Command) reportedResult(r queue.Reservation, argv []string, batchOut []byte, u unitReport, share time.Duration) worker.Result {
+	d := u.duration
 	if d <= 0 {
 		d = share
 	}
 	o := Outcome{ExitCode: 0, Duration: d}
-	if !u.Passed {
+	if !u.passed() {
 		o.ExitCode = 1
 	}
-	out := u.Output
+	out := u.output
 	switch {
 	case out == nil:
 		out = batchOut
-	case u.Passed:
+	case u.passed():
 		out = lastLine(out) // go test -json is verbose: a pass needs its "ok" line alone
 	}
-	res := worker.Result{Outcome: worker.Passed, Duration: d}
-	if !u.Passed {
+	res := worker.Result{Outcome: worker.Passed, Duration: d, Tests: u.tests}
+	if !u.passed() {
 		res.Outcome = worker.Failed
-		for _, f := range u.Failures {
-			msg := f.Message
-			if msg == "" {
-				msg = Tail(out, events.MaxMessageBytes)
+		for _, tc := range u.tests {
+			if tc.Failed() {
+				res.Errors = append(res.Errors, events.ErrorEntry{
+					ExampleID: tc.Label(), Description: Quote(argv), Class: "failed", Message: failedCaseMessage(tc, out), Backtrace: []string{},
+				})
 			}
-			res.Errors = append(res.Errors, events.ErrorEntry{
-				ExampleID: f.Name, Description: Quote(argv), Class: "failed", Message: msg, Backtrace: []string{},
-			})
 		}
 		if len(res.Errors) == 0 {
 			res.Errors = []events.ErrorEntry{ErrorEntry(r.UnitID, argv, o, out)}
@@ -161,6 +202,20 @@ func (c *Command) reportedResult(r queue.Reservation, argv []string, batchOut []
 	}
 	res.Output = out
 	return res
+}
+
+// failedCaseMessage says why a failed test of a batch failed: its own
+// message, unless that is only its status, else the tail of what it
+// printed, else of its unit's output (always, for a failure of the unit as
+// a whole: a build error, a panic outside any test).
+func failedCaseMessage(tc testresults.Case, unitOut []byte) string {
+	switch {
+	case tc.Name != "" && tc.Message != "" && tc.Message != string(tc.Status):
+		return tc.Message
+	case tc.Name != "" && strings.TrimSpace(tc.Output) != "":
+		return Tail([]byte(tc.Output), events.MaxMessageBytes)
+	}
+	return Tail(unitOut, events.MaxMessageBytes)
 }
 
 // sameForAll gives every unit of the batch the result of the whole run:

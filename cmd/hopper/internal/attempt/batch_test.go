@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/testresults"
 	"github.com/hopper-queue/hopper/worker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -63,6 +64,10 @@ exit 1`
 	assert.Contains(t, res[1].Errors[0].Message, "b_test.go:9: want 2")
 	assert.Equal(t, "ok  \texample.com/m/a\t0.5s\n", string(res[0].Output), "a unit's own output")
 	assert.NotContains(t, string(res[0].Output), "want 2")
+	assert.Empty(t, res[0].Tests, "a package without tests gives no case")
+	require.Len(t, res[1].Tests, 1, "a member keeps its own tests")
+	assert.Equal(t, "TestB", res[1].Tests[0].Name)
+	assert.Equal(t, testresults.Failed, res[1].Tests[0].Status)
 }
 
 // A JUnit file at $HOPPER_JUNIT: testcases' file (or classname)
@@ -83,6 +88,24 @@ exit 1`
 	assert.Equal(t, 750, int(res[0].Duration.Milliseconds()))
 	require.Len(t, res[1].Errors, 1)
 	assert.Equal(t, "expected 1, got 2", res[1].Errors[0].Message)
+	for i, name := range []string{"a works", "b works", "c works"} {
+		require.Len(t, res[i].Tests, 1, "unit %d keeps its own tests", i)
+		assert.Equal(t, name, res[i].Tests[0].Name)
+	}
+}
+
+// A member run again alone keeps the tests of that run.
+func TestBatchUnitAloneKeepsItsTests(t *testing.T) {
+	script := `[ $# -gt 1 ] && exit 1
+echo "{\"Action\":\"pass\",\"Package\":\"$1\",\"Test\":\"Test_$1\"}"
+echo "{\"Action\":\"pass\",\"Package\":\"$1\"}"`
+	res, runs := batch(t, script, "a", "b")
+	assert.Equal(t, []string{"a b", "a", "b"}, runs)
+	for i, u := range []string{"a", "b"} {
+		assert.Equal(t, worker.Passed, res[i].Outcome)
+		require.Len(t, res[i].Tests, 1, "unit %s", u)
+		assert.Equal(t, "Test_"+u, res[i].Tests[0].Name)
+	}
 }
 
 // A JUnit file that does not parse fails every unit's attempt, saying so,

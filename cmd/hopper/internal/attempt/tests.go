@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/queue"
 	"github.com/hopper-queue/hopper/testresults"
+	"github.com/hopper-queue/hopper/worker"
 )
 
 // JUnitEnv names the file an attempt's command may write its JUnit XML
@@ -18,33 +20,58 @@ import (
 // and removes after it.
 const JUnitEnv = "HOPPER_JUNIT"
 
-// runTests runs one attempt and takes its per-test results: the JUnit
-// file the command wrote to $HOPPER_JUNIT when there is one, else the go
-// test -json events in its output, else none. A file that is not JUnit XML
-// is said in the output and gives no results; the attempt's outcome is its
-// exit status either way.
-func (c *Command) runTests(ctx context.Context, unit string) ([]byte, Outcome, []testresults.Case) {
-	dir, err := os.MkdirTemp("", "hopper-attempt-")
+// runTests runs one attempt of argv, with vars and $HOPPER_JUNIT set, and
+// takes its per-test results: the JUnit file the command wrote to
+// $HOPPER_JUNIT when there is one, else the go test -json events in its
+// output, else none. A file that is not JUnit XML is said in the output
+// and gives no results; the attempt's outcome is its exit status either
+// way.
+func (c *Command) runTests(ctx context.Context, argv []string, vars [][2]string) ([]byte, Outcome, []testresults.Case) {
+	path, cleanup, err := junitPath()
 	if err != nil {
-		out, o := c.run(ctx, c.Argv(unit), c.environ(unit))
+		out, o := c.run(ctx, argv, c.environWith(vars))
 		return out, o, goTestCases(out)
 	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "junit.xml")
-	out, o := c.run(ctx, c.Argv(unit), c.environWith([][2]string{{"HOPPER_UNIT", unit}, {JUnitEnv, path}}))
+	defer cleanup()
+	out, o := c.run(ctx, argv, c.environWith(append(vars, [2]string{JUnitEnv, path})))
+	cases, found, err := readJUnit(path)
+	switch {
+	case errors.Is(err, testresults.ErrNotJUnit):
+		return append(out, fmt.Sprintf("hopper: the file written to $%s gives no test results: %v\n", JUnitEnv, err)...), o, nil
+	case err != nil:
+		return append(out, fmt.Sprintf("hopper: cannot read $%s: %v\n", JUnitEnv, err)...), o, nil
+	case !found:
+		return out, o, goTestCases(out)
+	}
+	return out, o, cases
+}
+
+// readJUnit reads the JUnit file an attempt's command wrote at path.
+// found is false when it wrote none; an error wrapping
+// testresults.ErrNotJUnit says the file is not JUnit XML.
+func readJUnit(path string) (cases []testresults.Case, found bool, err error) {
 	f, err := os.Open(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return out, o, goTestCases(out)
+		return nil, false, nil
 	case err != nil:
-		return append(out, fmt.Sprintf("hopper: cannot read $%s: %v\n", JUnitEnv, err)...), o, nil
+		return nil, false, err
 	}
 	defer f.Close()
-	cases, err := testresults.ParseJUnit(f)
-	if err != nil {
-		return append(out, fmt.Sprintf("hopper: the file written to $%s gives no test results: %v\n", JUnitEnv, err)...), o, nil
+	cases, err = testresults.ParseJUnit(f)
+	return cases, true, err
+}
+
+// testsResult is the result of an attempt that gave tests: its failed
+// tests, with their messages, make a better error message than the tail
+// of output that is machine-readable events.
+func (c *Command) testsResult(r queue.Reservation, out []byte, o Outcome, tests []testresults.Case) worker.Result {
+	res := c.result(r, out, o)
+	res.Tests = tests
+	if msg := failedTestsMessage(tests, events.MaxMessageBytes); msg != "" && len(res.Errors) == 1 {
+		res.Errors[0].Message = msg
 	}
-	return out, o, cases
+	return res
 }
 
 // goTestCases reads go test -json events from an attempt's output; the

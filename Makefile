@@ -24,7 +24,7 @@ endif
 test: redis-image browser
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
-	@# once more as the minimal ACL user (redistest.MinimalACL, README "Least privilege")
+	@# once more as the minimal ACL user (redistest.MinimalACL, the README's ACL line)
 	@if [ -n "$$(find integration -name '*.go' 2>/dev/null)" ]; then \
 		echo "HOPPER_TEST_ACL=1 $(GO) test -race -count=1 ./integration/..."; \
 		HOPPER_TEST_ACL=1 $(GO) test -race -count=1 ./integration/...; \

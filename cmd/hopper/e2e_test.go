@@ -575,7 +575,7 @@ func TestInterrupt(t *testing.T) {
 // hopper run with one slot: the unit that overruns aborts the slot's
 // worker, and a new worker takes the slot, reclaims the unit once its
 // timeout has passed and runs the rest, so the build is judged whole
-// (README: run never exits 4) instead of ending incomplete.
+// (docs/cli.md#exit-codes: run never exits 4) instead of ending incomplete.
 func TestRunGoesOnAfterAnAbort(t *testing.T) {
 	dir := fixture(t, theSuite)
 	sumPath := filepath.Join(dir, "summary.json")

@@ -163,6 +163,17 @@ func roundComplete(meta map[string]string) bool {
 	return err1 == nil && err2 == nil && fin >= total
 }
 
+// MetaRound returns the latest round a build's meta names: 1 when it has
+// none (a build never retried). Observers read that round's keys
+// (Keys.OfRound) to show the build as it now runs.
+func MetaRound(meta map[string]string) (int, error) {
+	v, ok := meta[metaRound]
+	if !ok {
+		return 1, nil
+	}
+	return parseRound(v)
+}
+
 func parseRound(v string) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 {

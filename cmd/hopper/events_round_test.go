@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -46,6 +47,54 @@ func TestEventsFollowARetryRound(t *testing.T) {
 	require.Equal(t, queue.Entered{Round: 2, Opened: true, Units: []string{"b"}}, e)
 
 	follow := start(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url, "--follow")
+	time.Sleep(700 * time.Millisecond)
+	select {
+	case <-follow.done:
+		t.Fatalf("--follow ended while round 2 ran:\n%s%s", follow.stdout, follow.stderr)
+	default:
+	}
+	rb, err := b.Round(2)
+	require.NoError(t, err)
+	finishAs(t, rb, "w2", nil)
+	require.Equal(t, 0, follow.wait(10*time.Second), follow.stderr.String())
+	evs := decodeLines(t, follow.stdout.String())
+	assert.Equal(t, 3, countEvents(evs, "finalized", ""), "round 1's two and round 2's one")
+	assert.Equal(t, 1, countEvents(evs, "round_opened", ""))
+}
+
+// `events --follow` that judged round 1 complete and then, reading the log,
+// finds the round_opened of a round opened in between follows that round
+// to its end: a proxy holds the follower's read of the log, after its look
+// at meta, while round 2 opens.
+func TestEventsFollowARoundOpenedWhileFollowing(t *testing.T) {
+	build := redistest.BuildID(t)
+	redisURL(t) // creates the binary's user
+	proxy := newReadProxy(t, srv.Addr(), "HMGET", "XRANGE")
+	url := "redis://" + redistest.NoScriptUser + ":" + redistest.NoScriptUser + "@" + proxy.addr()
+	ctx := ctxTimeout(t, time.Minute)
+	b, err := queue.Open(srv.Client(t), build, queue.Options{})
+	require.NoError(t, err)
+	_, err = b.Join(ctx, "w1", queue.Manifest{UnitIDs: []string{"a", "b"}}, queue.JoinOptions{})
+	require.NoError(t, err)
+	r, ok, err := b.Reserve(ctx, "w1", queue.ReserveOptions{Block: time.Millisecond})
+	require.NoError(t, err)
+	require.True(t, ok)
+
+	follow := start(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url, "--follow")
+	require.Eventually(t, func() bool { return strings.Contains(follow.stdout.String(), `"delivered"`) },
+		10*time.Second, 20*time.Millisecond, "the follower printed the log so far")
+	require.NoError(t, b.Finalize(ctx, r, queue.Result{Outcome: events.OutcomeFailed, Reason: events.ReasonTestFailure, DurationMS: 1}))
+	finishAs(t, b, "w1", nil) // round 1 is complete, b failed
+	proxy.arm()
+	select {
+	case <-proxy.held: // the follower saw round 1 complete; its log read waits
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the follower never read the log after round 1 completed:\n%s%s", follow.stdout, follow.stderr)
+	}
+	_, err = b.EnterRound(ctx, "w2", queue.RetrySignal{Force: true})
+	close(proxy.release)
+	require.NoError(t, err)
+
 	time.Sleep(700 * time.Millisecond)
 	select {
 	case <-follow.done:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
 	"github.com/redis/rueidis"
 )
@@ -55,6 +56,9 @@ type logPrinter struct {
 	keys   queue.Keys
 	out    *bufio.Writer
 	last   string // the XRANGE start of the next read
+	// round is the latest retry round of the events printed (a
+	// round_opened event carries the round it opens).
+	round int
 }
 
 // read prints the entries logged since the last read, and counts them.
@@ -67,8 +71,12 @@ func (lp *logPrinter) read() (int, error) {
 			return n, err
 		}
 		for _, e := range entries {
-			lp.out.WriteString(e.FieldValues["json"])
+			raw := e.FieldValues["json"]
+			lp.out.WriteString(raw)
 			lp.out.WriteByte('\n')
+			if ev, err := events.Decode([]byte(raw)); err == nil {
+				lp.round = max(lp.round, ev.RoundOf())
+			}
 			lp.last = "(" + e.ID
 		}
 		n += len(entries)
@@ -87,7 +95,7 @@ func (a *app) emptyLog(client rueidis.Client, keys queue.Keys, buildID string) e
 	} else if !ok {
 		return exitf(exitInfrastructure, "build %s not found (never published, or not yet)", buildID)
 	}
-	if st, err := a.followDone(client, keys); err != nil {
+	if st, _, err := a.followDone(client, keys); err != nil {
 		return a.readErr(buildID, err)
 	} else if st == followGone {
 		return errGone(buildID)
@@ -95,8 +103,10 @@ func (a *app) emptyLog(client rueidis.Client, keys queue.Keys, buildID string) e
 	return nil
 }
 
-// followLog prints the log's new events until the build is complete or
-// gone, or the command is interrupted.
+// followLog prints the log's new events until the build's latest round is
+// complete or the build is gone, or the command is interrupted. A round
+// that opened between the look at meta and the read of the log shows in the
+// log as round_opened: it is followed too (see docs/design.md#rounds).
 func (a *app) followLog(client rueidis.Client, keys queue.Keys, buildID string, lp *logPrinter) error {
 	for {
 		select {
@@ -106,7 +116,7 @@ func (a *app) followLog(client rueidis.Client, keys queue.Keys, buildID string, 
 		}
 		// Whether the build is done is read before the log, so that the
 		// events of the last finalize are printed before stopping.
-		done, err := a.followDone(client, keys)
+		done, round, err := a.followDone(client, keys)
 		if err != nil && a.interrupted() {
 			return nil
 		}
@@ -119,10 +129,10 @@ func (a *app) followLog(client rueidis.Client, keys queue.Keys, buildID string, 
 			}
 			return a.readErr(buildID, err)
 		}
-		switch done {
-		case followComplete:
+		switch {
+		case done == followComplete && lp.round <= round:
 			return nil
-		case followGone:
+		case done == followGone:
 			return errGone(buildID)
 		}
 	}
@@ -155,15 +165,21 @@ const (
 	followGone                        // published once, its state now gone: it can never complete
 )
 
-// followDone reads meta and the tombstone in one round trip. A build whose
-// meta is gone while its tombstone lives has expired or been evicted: its
-// log went with it and no unit will ever be finalized, so following it
-// further would wait for ever.
-func (a *app) followDone(client rueidis.Client, keys queue.Keys) (followState, error) {
+// followDone reads the latest round's meta and the tombstone, and says
+// which round it judged. A build whose meta is gone while its tombstone
+// lives has expired or been evicted: its log went with it and no unit will
+// ever be finalized, so following it further would wait for ever.
+func (a *app) followDone(client rueidis.Client, keys queue.Keys) (followState, int, error) {
 	keys, err := a.latestRound(client, keys)
 	if err != nil {
-		return followOn, err
+		return followOn, 0, err
 	}
+	st, err := a.roundDone(client, keys)
+	return st, keys.Round(), err
+}
+
+// roundDone reads one round's meta and the tombstone in one round trip.
+func (a *app) roundDone(client rueidis.Client, keys queue.Keys) (followState, error) {
 	res := client.DoMulti(a.ctx,
 		client.B().Hmget().Key(keys.Meta).Field("finalized_count", "total_units", "state").Build(),
 		client.B().Exists().Key(keys.Exists).Build())

@@ -143,7 +143,8 @@ const statusUsage = `Usage: hopper status [flags]
 Shows a build while it runs: progress, retries, failures, and a table of
 workers (last seen, current unit, units processed). On a terminal it refreshes
 until the build is complete (or Ctrl-C); otherwise, or with --once, it prints
-one snapshot. Exit status 0, or 2 when the build or Redis cannot be read.
+one snapshot. A build a CI retry ran again shows its latest round ("round 2
+of 2"). Exit status 0, or 2 when the build or Redis cannot be read.
 
 Flags:
   --build ID           build id [HOPPER_BUILD_ID, then the CI's]
@@ -156,8 +157,9 @@ Flags:
 const eventsUsage = `Usage: hopper events [flags]
 
 Prints the build's attempt log, one JSON object a line, as the workers wrote
-it. With --follow, keeps printing new events until the build is complete
-(or Ctrl-C). A build whose state expired or was evicted exits 3: its log is
+it. With --follow, keeps printing new events until the build's latest round
+is complete (or Ctrl-C): a retry round that opens while it follows is
+followed too. A build whose state expired or was evicted exits 3: its log is
 gone and it can never complete.
 
 Flags:

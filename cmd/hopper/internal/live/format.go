@@ -65,7 +65,13 @@ func WriteStatus(w io.Writer, s Snapshot) error {
 	if s.Complete() {
 		state = "complete"
 	}
-	fmt.Fprintf(&b, "build %s: %s, %d of %d units finalized (%d%%), elapsed %s", s.BuildID, state, s.Finalized, s.Total, s.percent(), Duration(s.Elapsed))
+	fmt.Fprintf(&b, "build %s: %s, ", s.BuildID, state)
+	if s.Round > 1 {
+		// The figures are always the latest round's: it is the last of
+		// the build's rounds.
+		fmt.Fprintf(&b, "round %d of %d, ", s.Round, s.Round)
+	}
+	fmt.Fprintf(&b, "%d of %d units finalized (%d%%), elapsed %s", s.Finalized, s.Total, s.percent(), Duration(s.Elapsed))
 	if eta, ok := s.ETA(); ok && !s.Complete() {
 		fmt.Fprintf(&b, ", ETA %s", Duration(eta))
 	}

@@ -27,6 +27,9 @@ var ErrNoBuild = errors.New("no such build")
 // Snapshot is a build at one moment.
 type Snapshot struct {
 	BuildID string
+	// Round is the build's latest retry round (1: the build as published),
+	// whose figures the snapshot holds: State to Workers are that round's.
+	Round int
 	// Published is true once meta exists; Gone when only the tombstone
 	// does (the build's state expired).
 	Published, Gone bool
@@ -119,6 +122,14 @@ type Tracker struct {
 	buildID string
 	keys    queue.Keys
 	lastID  string
+	// rounds sums the log per retry round (see docs/design.md#rounds):
+	// a snapshot shows the latest round's alone, and one that opens while
+	// the build is followed starts from its own first event.
+	rounds map[int]*tally
+}
+
+// tally is what the log has said about one round's units so far.
+type tally struct {
 	units   map[string]*unit
 	order   []string
 	failed  []UnitFailure
@@ -130,7 +141,17 @@ type Tracker struct {
 
 // NewTracker follows build buildID through client, which the caller owns.
 func NewTracker(client rueidis.Client, buildID string) *Tracker {
-	return &Tracker{client: client, buildID: buildID, keys: queue.BuildKeys(buildID), lastID: "-", units: map[string]*unit{}}
+	return &Tracker{client: client, buildID: buildID, keys: queue.BuildKeys(buildID), lastID: "-", rounds: map[int]*tally{}}
+}
+
+// round returns the tally of round n, new when nothing of it was read.
+func (t *Tracker) round(n int) *tally {
+	r, ok := t.rounds[n]
+	if !ok {
+		r = &tally{units: map[string]*unit{}}
+		t.rounds[n] = r
+	}
+	return r
 }
 
 // Poll reads the build once. ErrNoBuild: the build was never published (or
@@ -167,6 +188,9 @@ func (t *Tracker) Poll(ctx context.Context) (Snapshot, error) {
 		}
 		return s, fmt.Errorf("%w: build %s", ErrNoBuild, t.buildID)
 	}
+	if s.Round, fields, workers, err = t.latestRound(ctx, fields, workers); err != nil {
+		return s, err
+	}
 	meta, err := report.ParseMeta(fields)
 	if err != nil {
 		return s, err
@@ -179,16 +203,17 @@ func (t *Tracker) Poll(ctx context.Context) (Snapshot, error) {
 	if err := t.readLog(ctx); err != nil {
 		return s, err
 	}
+	r := t.round(s.Round)
 	if meta.ReadyAtMS > 0 {
 		end := now
 		if s.Complete() {
 			// The log is read after meta, so it holds every finalization
 			// meta counts.
-			end = time.UnixMilli(max(meta.ReadyAtMS, t.lastFinalMS))
+			end = time.UnixMilli(max(meta.ReadyAtMS, r.lastFinalMS))
 		}
 		s.Elapsed = end.Sub(time.UnixMilli(meta.ReadyAtMS))
 	}
-	t.sum(&s)
+	r.sum(&s)
 	for _, w := range report.ParseWorkers(workers) {
 		v := Worker{ID: w.ID, Processed: int64(w.Processed), LastSeen: now.Sub(time.UnixMilli(w.LastSeenMS))}
 		if w.CurrentUnit != nil {
@@ -214,7 +239,9 @@ func (t *Tracker) readLog(ctx context.Context) error {
 			if err != nil {
 				continue // the report says what is wrong with the log
 			}
-			t.apply(ev)
+			if ev.UnitScoped() {
+				t.round(ev.RoundOf()).apply(ev)
+			}
 		}
 		if len(entries) < logPage {
 			return nil
@@ -222,10 +249,7 @@ func (t *Tracker) readLog(ctx context.Context) error {
 	}
 }
 
-func (t *Tracker) apply(ev events.Event) {
-	if !ev.UnitScoped() {
-		return
-	}
+func (t *tally) apply(ev events.Event) {
 	id := *ev.UnitID
 	u, ok := t.units[id]
 	if !ok {
@@ -254,7 +278,7 @@ func (t *Tracker) apply(ev events.Event) {
 	}
 }
 
-func (t *Tracker) sum(s *Snapshot) {
+func (t *tally) sum(s *Snapshot) {
 	for _, id := range t.order {
 		u := t.units[id]
 		switch {

@@ -47,19 +47,7 @@ func TestEventsFollowARetryRound(t *testing.T) {
 	require.Equal(t, queue.Entered{Round: 2, Opened: true, Units: []string{"b"}}, e)
 
 	follow := start(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url, "--follow")
-	time.Sleep(700 * time.Millisecond)
-	select {
-	case <-follow.done:
-		t.Fatalf("--follow ended while round 2 ran:\n%s%s", follow.stdout, follow.stderr)
-	default:
-	}
-	rb, err := b.Round(2)
-	require.NoError(t, err)
-	finishAs(t, rb, "w2", nil)
-	require.Equal(t, 0, follow.wait(10*time.Second), follow.stderr.String())
-	evs := decodeLines(t, follow.stdout.String())
-	assert.Equal(t, 3, countEvents(evs, "finalized", ""), "round 1's two and round 2's one")
-	assert.Equal(t, 1, countEvents(evs, "round_opened", ""))
+	followsRoundTwoToItsEnd(t, follow, b)
 }
 
 // `events --follow` that judged round 1 complete and then, reading the log,
@@ -95,6 +83,15 @@ func TestEventsFollowARoundOpenedWhileFollowing(t *testing.T) {
 	close(proxy.release)
 	require.NoError(t, err)
 
+	followsRoundTwoToItsEnd(t, follow, b)
+}
+
+// followsRoundTwoToItsEnd checks that follow, following b while its round 2
+// runs, is still running, then ends once round 2 is finished, having
+// printed round 1's two finalized events, round 2's one and the round's
+// opening.
+func followsRoundTwoToItsEnd(t *testing.T, follow *proc, b *queue.Build) {
+	t.Helper()
 	time.Sleep(700 * time.Millisecond)
 	select {
 	case <-follow.done:

@@ -131,6 +131,10 @@ func parsedRedisURL(u, shown, from string) (rueidis.ClientOption, error) {
 		return opt, usagef("%s %q is not a Redis URL (redis://HOST:PORT): %v", from, shown, err)
 	}
 	opt.DisableCache = true
+	// CLIENT SETINFO only labels the connection, and the least privilege
+	// hopper documents denies CLIENT: not sending it saves a refused
+	// command per connection (docs/design.md#acl).
+	opt.ClientSetInfo = rueidis.DisableClientSetInfo
 	return opt, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -44,6 +45,7 @@ func TestRedisOptionForms(t *testing.T) {
 			assert.Equal(t, tc.pass, opt.Password)
 			assert.Equal(t, tc.db, opt.SelectDB)
 			assert.True(t, opt.DisableCache, "the command's clients never cache")
+			assert.Equal(t, rueidis.DisableClientSetInfo, opt.ClientSetInfo, "nor label their connections")
 			if tc.tls == "-" {
 				assert.Nil(t, opt.TLSConfig)
 			} else {

@@ -14,17 +14,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestTracker(t *testing.T) {
+// embeddedClient is a client of an embedded server of its own, both
+// closed when t ends.
+func embeddedClient(t *testing.T) rueidis.Client {
+	t.Helper()
 	srv, err := embedded.Start()
 	require.NoError(t, err)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true})
 	require.NoError(t, err)
-	defer c.Close()
+	t.Cleanup(c.Close)
+	return c
+}
+
+func TestTracker(t *testing.T) {
+	c := embeddedClient(t)
 	ctx := context.Background()
 
 	tr := NewTracker(c, "b1")
-	_, err = tr.Poll(ctx)
+	_, err := tr.Poll(ctx)
 	require.True(t, errors.Is(err, ErrNoBuild), "%v", err)
 
 	b, err := queue.Open(c, "b1", queue.Options{})

@@ -5,10 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hopper-queue/hopper/cmd/hopper/internal/embedded"
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
-	"github.com/redis/rueidis"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -17,12 +15,7 @@ import (
 // new round from its own first event: round 1's failures and finalized
 // units are not counted in it.
 func TestTrackerFollowsARoundOpening(t *testing.T) {
-	srv, err := embedded.Start()
-	require.NoError(t, err)
-	defer srv.Close()
-	c, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{srv.Addr()}, DisableCache: true})
-	require.NoError(t, err)
-	defer c.Close()
+	c := embeddedClient(t)
 	ctx := context.Background()
 	b, err := queue.Open(c, "b1", queue.Options{})
 	require.NoError(t, err)

@@ -257,7 +257,7 @@ func (q *batcher) open(first *fencedOp) []*fencedOp {
 func (q *batcher) run(b *Build, batch []*fencedOp, from *prefetch) {
 	ctx, cancel := batchContext(batch)
 	next, keep := b.kept.arm(b, batch, q.follower(b))
-	b.commitBatch(ctx, batch, link{from: from, next: next})
+	b.commitBatch(ctx, batch, link{from: from, next: next, ahead: b.ahead.carry(b, batch)})
 	keep()
 	cancel()
 	for _, o := range batch[1:] {

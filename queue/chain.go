@@ -108,4 +108,7 @@ type link struct {
 	from *prefetch
 	// next returns the batch to carry behind the commit's EXEC; nil: none.
 	next func(c rueidis.DedicatedClient) *prefetch
+	// ahead is the reads to carry behind the commit's EXEC, before next's,
+	// for the workers it leaves holding nothing (read_ahead.go); nil: none.
+	ahead *aheadTrip
 }

@@ -62,6 +62,12 @@ func (b *Build) Reclaim(ctx context.Context, worker string, timeout time.Duratio
 // reclaim is Reclaim once its arguments are checked, and Transition's
 // reclaim mode; fallbackMax is the reclaim budget when meta holds none.
 func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fallbackMax float64) (out Reclaimed, err error) {
+	return b.reclaimOn(ctx, worker, timeoutMS, fallbackMax, nil)
+}
+
+// reclaimOn is reclaim whose first attempt stands on given, a first look
+// already made (a read-ahead's, see read_ahead.go), when not nil.
+func (b *Build) reclaimOn(ctx context.Context, worker string, timeoutMS int64, fallbackMax float64, given *firstLook) (out Reclaimed, err error) {
 	defer func(start time.Time) {
 		ok := StatusNone
 		switch out.Status {
@@ -72,7 +78,7 @@ func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fal
 		}
 		b.meter.observe(ctx, ModeReclaim, statusOf(err, ok), start)
 	}(time.Now())
-	r := &reclaimer{b: b, worker: worker, wguard: b.keys.workerGuard(worker), timeoutMS: timeoutMS, fallbackMax: fallbackMax}
+	r := &reclaimer{b: b, worker: worker, wguard: b.keys.workerGuard(worker), timeoutMS: timeoutMS, fallbackMax: fallbackMax, given: given}
 	if err = b.commit(ctx, ModeReclaim, r.wguard, r.attempt); err != nil {
 		return Reclaimed{}, err
 	}
@@ -87,7 +93,8 @@ type reclaimer struct {
 	worker      string
 	wguard      string // the worker's guard
 	timeoutMS   int64
-	fallbackMax float64 // max reclaims when meta holds none
+	fallbackMax float64    // max reclaims when meta holds none
+	given       *firstLook // the first attempt's first look, made already; nil: none
 
 	// Of the attempt under way.
 	ctx       context.Context
@@ -98,6 +105,16 @@ type reclaimer struct {
 	consumers []Stream // streams whose group the commit makes worker a consumer of
 }
 
+// look is the attempt's first look: the one given, for the first attempt,
+// else one made now.
+func (r *reclaimer) look() (firstLook, error) {
+	if f := r.given; f != nil {
+		r.given = nil
+		return *f, nil
+	}
+	return r.firstLook()
+}
+
 // attempt is one try of a reclaim, in one to four round trips: the first
 // look, unwatched, which usually finds nothing to do; the second,
 // watched, which the decision stands on; the states of the units it may
@@ -106,7 +123,7 @@ type reclaimer struct {
 func (r *reclaimer) attempt(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
 	r.ctx, r.c, r.t = ctx, c, t
 	r.out, r.corrupt, r.consumers = Reclaimed{}, nil, r.consumers[:0]
-	first, err := r.firstLook()
+	first, err := r.look()
 	if err != nil {
 		return nil, errUnwatched{err}
 	}

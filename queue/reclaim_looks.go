@@ -24,15 +24,8 @@ type firstLook struct {
 // entry_units.go), and the server's consumer policy while it is not known
 // (see consumer.go).
 func (r *reclaimer) firstLook() (firstLook, error) {
-	b, c, k := r.b, r.c, r.b.keys
-	cmds := append(rueidis.Commands{
-		b.metaRead(c),
-		c.B().Hget().Key(k.Meta).Field("max_reclaims").Build(),
-	}, b.scanCmds(c, r.timeoutMS)...)
-	learning := b.entries.toRange()
-	for _, at := range learning {
-		cmds = append(cmds, b.xrangeEntry(c, at))
-	}
+	b, c := r.b, r.c
+	cmds, learning := b.firstLookCmds(c, r.timeoutMS)
 	info, probing := b.consumers.probe(c)
 	if probing {
 		cmds = append(cmds, info)
@@ -41,6 +34,27 @@ func (r *reclaimer) firstLook() (firstLook, error) {
 	if probing {
 		b.consumers.learn(res[len(res)-1])
 	}
+	return r.parseFirstLook(res, learning)
+}
+
+// firstLookCmds are the first look's reads, the consumer policy's probe
+// aside; learning are the entries it ranges. A read-ahead sends them
+// behind a settlement's EXEC (read_ahead.go).
+func (b *Build) firstLookCmds(c rueidis.DedicatedClient, timeoutMS int64) (rueidis.Commands, []entryAt) {
+	cmds := append(rueidis.Commands{
+		b.metaRead(c),
+		c.B().Hget().Key(b.keys.Meta).Field("max_reclaims").Build(),
+	}, b.scanCmds(c, timeoutMS)...)
+	learning := b.entries.toRange()
+	for _, at := range learning {
+		cmds = append(cmds, b.xrangeEntry(c, at))
+	}
+	return cmds, learning
+}
+
+// parseFirstLook reads the replies of firstLookCmds.
+func (r *reclaimer) parseFirstLook(res []rueidis.RedisResult, learning []entryAt) (firstLook, error) {
+	b := r.b
 	for i, at := range learning {
 		b.entries.learnRanged(at, res[2+scanReplies+i])
 	}

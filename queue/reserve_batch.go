@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/redis/rueidis"
 )
@@ -19,24 +20,64 @@ import (
 // On an error after some entries were accounted for, those are returned
 // with it: they are pending under worker's name, and reclaimed after the
 // timeout when the worker does not run them. See docs/design.md#batches.
-func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts ReserveOptions) ([]Reservation, error) {
+//
+// Entries read ahead for worker (opts.ReadAhead on its previous call, see
+// read_ahead.go) come after a due reclaim, before new reads, each
+// accounted for as a read one is.
+func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts ReserveOptions) (rs []Reservation, err error) {
 	if err := checkID("worker id", worker); err != nil {
 		return nil, err
 	}
 	if n < 1 {
 		return nil, errInvalid("batch of %d units: want at least 1", n)
 	}
-	opts, err := opts.withDefaults()
-	if err != nil {
+	if opts, err = opts.withDefaults(); err != nil {
 		return nil, err
 	}
-	rc, err := b.Reclaim(ctx, worker, opts.Timeout, opts.MaxReclaims)
+	ahead := b.ahead.take(worker, opts) // see read_ahead.go
+	rest := ahead.stash
+	defer func() { b.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest) }()
+	rc, err := b.reclaimOn(ctx, worker, opts.Timeout.Milliseconds(), float64(opts.MaxReclaims), ahead.look)
 	if err != nil {
 		return nil, corruptIfNoGroup(err)
 	}
 	if rc.Status == ReclaimTaken {
 		return []Reservation{rc.Reservation}, nil
 	}
+	for len(rest) > 0 {
+		if rs, rest, err = b.accountStashed(ctx, worker, n, rest); err != nil || len(rs) > 0 {
+			return rs, err
+		}
+	}
+	return b.readNew(ctx, worker, n, opts)
+}
+
+// accountStashed accounts for up to n entries read ahead for worker, of
+// the stream of the first (priority entries come first), and returns
+// those still held and the entries left. An entry reclaimed since it was
+// read is left out, as in readNew; one whose accounting failed is dropped,
+// pending under worker for a reclaim after the timeout.
+func (b *Build) accountStashed(ctx context.Context, worker string, n int, stash []stashed) (rs []Reservation, rest []stashed, err error) {
+	k := 0
+	for k < len(stash) && k < n && stash[k].s == stash[0].s {
+		k++
+	}
+	for j, e := range stash[:k] {
+		r, ok, err := b.account(ctx, worker, e.s, e.x)
+		if err != nil {
+			return rs, append(slices.Clone(stash[j+1:k]), stash[k:]...), err
+		}
+		if ok {
+			rs = append(rs, r)
+		}
+	}
+	return rs, stash[k:], nil
+}
+
+// readNew reads up to n new entries for worker, of the priority stream,
+// else of the units stream (waiting up to opts.Block), and accounts for
+// them.
+func (b *Build) readNew(ctx context.Context, worker string, n int, opts ReserveOptions) ([]Reservation, error) {
 	for _, s := range []Stream{StreamPriority, StreamUnits} {
 		read := b.client.B().Xreadgroup().Group(Group, worker).Count(int64(n))
 		var cmd rueidis.Completed

@@ -105,6 +105,8 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 			cmds = b.appendTokenRecord(cmds, c, t, workerGuard)
 			cmds = append(cmds, c.B().Exec().Build())
 			own := len(cmds)
+			cmds = l.ahead.appendTo(cmds, c) // see read_ahead.go
+			ahead := len(cmds) - own
 			var next *prefetch
 			if l.next != nil {
 				if next = l.next(c); next != nil {
@@ -117,8 +119,9 @@ func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l li
 			if err == nil {
 				b.workerGuards.applied(t.records, t.sent)
 			}
+			l.ahead.arrived(res[own : own+ahead])
 			if next != nil {
-				handed = next.arrived(c, release, res[own:])
+				handed = next.arrived(c, release, res[own+ahead:])
 				next.batch[0].wake <- wakeup{batch: next.batch, from: next}
 			}
 			return handed, err

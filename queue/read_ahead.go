@@ -1,0 +1,165 @@
+package queue
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+)
+
+// A worker that runs units back to back settles one and reserves the next:
+// the reservation's reads (the reclaim's first look, the priority stream,
+// the units stream) wait for the settlement's reply, then cost round trips
+// of their own. For a worker that said it will reserve again
+// (ReserveOptions.ReadAhead), the settlement that leaves it holding nothing
+// carries those reads behind its EXEC, in the same write, and the Build
+// keeps their replies for the worker's next ReserveBatch: the first look,
+// while younger than aheadMaxAge, as the first look of that call's
+// reclaim; the entries the reads delivered, stashed, in the order they
+// would have come (a due reclaim first, then priority, then units). See
+// docs/design.md#read-ahead.
+//
+// Entries an XREADGROUP ">" delivers are pending under the worker at once:
+// a worker that does not reserve again leaves them to a reclaim after the
+// timeout. Hence the opt-in, StopReadAhead for a worker that is stopping,
+// and no new reads while the stash holds entries. A read-ahead never
+// changes the settlement's outcome: its replies are read apart, and a
+// failed one is dropped (a lost reply may have delivered entries, which
+// are then reclaimed after the timeout, as after a crash between a read
+// and its accounting).
+
+// aheadMaxAge is the oldest read-ahead first look a reclaim stands on.
+const aheadMaxAge = keptMaxAge
+
+// readAheads is what a Build keeps per worker that reads ahead.
+type readAheads struct {
+	mu       sync.Mutex
+	byWorker map[string]*aheadState
+}
+
+// aheadState is one worker's read-ahead.
+type aheadState struct {
+	on     bool // it said it reserves again: its last settlement carries the reads
+	n      int
+	opts   ReserveOptions // with defaults
+	held   []entryAt      // what its last ReserveBatch gave, not yet settled
+	stash  []stashed      // entries delivered ahead, not yet given
+	look   *firstLook
+	lookAt time.Time
+}
+
+// stashed is an entry read ahead: pending under the worker, not accounted.
+type stashed struct {
+	s Stream
+	x rueidis.XRangeEntry
+}
+
+// isSettlement tells the transitions after which a worker no longer holds
+// the reservation.
+func isSettlement(mode string) bool {
+	return mode == ModeFinalize || mode == ModeRequeue || mode == ModeAbandoned
+}
+
+// state returns worker's state, made if missing. k.mu is held.
+func (k *readAheads) state(worker string) *aheadState {
+	st := k.byWorker[worker]
+	if st == nil {
+		if k.byWorker == nil {
+			k.byWorker = map[string]*aheadState{}
+		}
+		st = &aheadState{}
+		k.byWorker[worker] = st
+	}
+	return st
+}
+
+// tidy forgets worker when nothing of it is left. k.mu is held.
+func (k *readAheads) tidy(worker string) {
+	if st := k.byWorker[worker]; st != nil && !st.on && len(st.held) == 0 && len(st.stash) == 0 && st.look == nil {
+		delete(k.byWorker, worker)
+	}
+}
+
+// aheadTake is what a ReserveBatch starts from.
+type aheadTake struct {
+	look  *firstLook // fresh, made on the call's terms; nil: none
+	stash []stashed
+}
+
+// take hands worker's next ReserveBatch (on opts, with defaults) what was
+// read ahead for it, and forgets what it held and whether it reads ahead:
+// given records them anew.
+func (k *readAheads) take(worker string, opts ReserveOptions) aheadTake {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	st := k.byWorker[worker]
+	if st == nil {
+		return aheadTake{}
+	}
+	t := aheadTake{stash: st.stash}
+	same := st.opts.Timeout == opts.Timeout && st.opts.MaxReclaims == opts.MaxReclaims
+	if st.look != nil && same && time.Since(st.lookAt) <= aheadMaxAge {
+		t.look = st.look
+	}
+	st.on, st.held, st.stash, st.look = false, nil, nil, nil
+	k.tidy(worker)
+	return t
+}
+
+// given records what a ReserveBatch of worker gave (rs) and left stashed
+// (rest); ahead: the call asked to read ahead, on n and opts.
+func (k *readAheads) given(worker string, n int, opts ReserveOptions, ahead bool, rs []Reservation, rest []stashed) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	st := k.state(worker)
+	st.stash = append(rest, st.stash...)
+	st.on, st.n, st.opts, st.held = ahead && len(rs) > 0, n, opts, nil
+	for _, r := range rs {
+		st.held = append(st.held, entryAt{r.Stream, r.EntryID})
+	}
+	k.tidy(worker)
+}
+
+// StopReadAhead tells the Build that worker will not reserve again: the
+// settlement that leaves it holding nothing carries no reads. Entries
+// already read ahead for it stay pending under its name, and are reclaimed
+// by another worker after the timeout. Safe for concurrent use.
+func (b *Build) StopReadAhead(worker string) {
+	k := &b.ahead
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if st := k.byWorker[worker]; st != nil {
+		st.on = false
+		k.tidy(worker)
+	}
+}
+
+// carry returns the reads batch's commit carries behind its EXEC: those of
+// each worker whose last held reservation the batch settles; nil: none.
+func (k *readAheads) carry(b *Build, batch []*fencedOp) *aheadTrip {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	var t *aheadTrip
+	for _, op := range batch {
+		st := k.byWorker[op.r.WorkerID]
+		if st == nil || !st.on || !isSettlement(op.mode) {
+			continue
+		}
+		at := entryAt{op.r.Stream, op.r.EntryID}
+		i := slices.Index(st.held, at)
+		if i < 0 {
+			continue
+		}
+		st.held = slices.Delete(st.held, i, i+1)
+		if len(st.held) > 0 {
+			continue
+		}
+		st.on = false // once per reservation: the next ReserveBatch says again
+		if t == nil {
+			t = &aheadTrip{k: k, b: b}
+		}
+		t.reads = append(t.reads, aheadRead{worker: op.r.WorkerID, n: st.n, opts: st.opts, entries: len(st.stash) == 0})
+	}
+	return t
+}

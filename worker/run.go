@@ -114,7 +114,8 @@ func (w *worker) loop(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rs, err := w.build.ReserveBatch(ctx, w.cfg.WorkerID, w.nextBatch(ctx), w.cfg.reserveOptions())
+		n := w.nextBatch(ctx)
+		rs, err := w.build.ReserveBatch(ctx, w.cfg.WorkerID, n, w.reserveOptions(ctx, n))
 		if err != nil {
 			// Units accounted for before the error are left pending, for
 			// a reclaim after the timeout.
@@ -150,6 +151,17 @@ func (w *worker) loop(ctx context.Context) error {
 			return nil
 		}
 	}
+}
+
+// reserveOptions are the worker's options for a reservation of n units.
+// It reads ahead (queue.ReserveOptions.ReadAhead: its settlement carries
+// the next reservation's reads) unless it is stopping or these may be the
+// build's last units: either way it may not reserve again, and entries
+// read ahead would wait for a reclaim after Timeout.
+func (w *worker) reserveOptions(ctx context.Context, n int) queue.ReserveOptions {
+	opts := w.cfg.reserveOptions()
+	opts.ReadAhead = ctx.Err() == nil && w.progress.Total-w.progress.Finalized > int64(n)
+	return opts
 }
 
 // transient tells the errors of a Redis that is away for a while (see

@@ -77,9 +77,14 @@ func (w *worker) work(ctx context.Context, rs []queue.Reservation) error {
 		if res.Duration <= 0 {
 			res.Duration = w.cfg.Clock.Now().Sub(start)
 		}
-		if ctx.Err() != nil && !res.passed() {
-			w.logf("stopping: %s left for another worker to reclaim", r.UnitID)
-			continue
+		if ctx.Err() != nil {
+			// Stopping: no settlement reads ahead a reservation that
+			// will not come (queue.ReserveOptions.ReadAhead).
+			w.build.StopReadAhead(w.cfg.WorkerID)
+			if !res.passed() {
+				w.logf("stopping: %s left for another worker to reclaim", r.UnitID)
+				continue
+			}
 		}
 		if err := w.settle(ctx, r, res); err != nil {
 			return err

@@ -162,7 +162,9 @@ func (rep *report) print(out io.Writer) {
 	fmt.Fprintf(out, "load average (1 5 15 min): %s at start, %s at end\n", rep.load[0], rep.load[1])
 	fmt.Fprintf(out, "workload: builds of %d units, drained by 1 goroutine per worker (own worker id); per unit: XREADGROUP priority then units\n"+
 		"  (COUNT 1, no BLOCK), delivery_accounting, heartbeat, finalize passed; the first attempt of 1 unit in 10 requeued\n"+
-		"  (max_requeues 1, tolerance 1 in meta), then read again from priority, accounted, heartbeated and finalized.\n", cfg.units)
+		"  (max_requeues 1, tolerance 1 in meta), then read again from priority, accounted, heartbeated and finalized;\n"+
+		"  the typed API reserves with ReserveBatch and read-ahead instead (reclaim look and XREADGROUPs behind the previous\n"+
+		"  settlement's EXEC; its reservation counted as its delivery_accounting).\n", cfg.units)
 	fmt.Fprintf(out, "context: workers pass a context made with %s (HOPPER_BENCH_CTX=%s).\n",
 		map[string]string{"cancel": "context.WithCancel", "deadline": "context.WithTimeout", "background": "context.WithoutCancel"}[cfg.ctx], cfg.ctx)
 	fmt.Fprintf(out, "rounds: %d builds per side and worker count, %s, each after an unmeasured build of %d units\n"+

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -211,19 +213,37 @@ func (o ours) requeue(ctx context.Context, r queue.Reservation) error {
 var errStatus = errors.New("unexpected status")
 
 // reserver is a side that reserves and accounts in one call of its own
-// API: ours, through ReserveBatch with read-ahead (queue/read_ahead.go),
-// whose reads go behind the previous settlement's EXEC. The other sides
-// read with reserve, then account.
+// API: ours in the harness, through ReserveBatch (by default with
+// read-ahead, queue/read_ahead.go: its reads go behind the previous
+// settlement's EXEC). The other sides read with reserve, then account.
 type reserver interface {
 	reserveAccounted(ctx context.Context, worker string) (queue.Reservation, bool, error)
 }
 
-// readAhead are the options of ours' reservations: a 1 ms wait on an
-// empty units stream ends the drain as reserve's read without waiting does.
-var readAhead = queue.ReserveOptions{Block: time.Millisecond, ReadAhead: true}
+// reserveMode is how the harness's typed side reserves
+// (HOPPER_BENCH_RESERVE): "ahead" (default), ReserveBatch with read-ahead;
+// "batch", ReserveBatch without; "plain", reserve's XREADGROUPs, as the
+// script's side.
+var reserveMode = cmp.Or(os.Getenv("HOPPER_BENCH_RESERVE"), "ahead")
 
-func (o ours) reserveAccounted(ctx context.Context, worker string) (queue.Reservation, bool, error) {
-	rs, err := o.b.ReserveBatch(ctx, worker, 1, readAhead)
+// reserving is ours, reserving through ReserveBatch on opts: a 1 ms wait
+// on an empty units stream ends the drain as reserve's read without
+// waiting does.
+type reserving struct {
+	ours
+	opts queue.ReserveOptions
+}
+
+// typedSide is ours on qb, reserving as reserveMode says.
+func typedSide(qb *queue.Build) side {
+	if reserveMode == "plain" {
+		return ours{qb}
+	}
+	return reserving{ours{qb}, queue.ReserveOptions{Block: time.Millisecond, ReadAhead: reserveMode == "ahead"}}
+}
+
+func (o reserving) reserveAccounted(ctx context.Context, worker string) (queue.Reservation, bool, error) {
+	rs, err := o.b.ReserveBatch(ctx, worker, 1, o.opts)
 	if err != nil || len(rs) == 0 {
 		return queue.Reservation{}, false, err
 	}
@@ -265,6 +285,11 @@ func (w *worker) take(ctx context.Context, reader rueidis.Client, b *build, s si
 type worker struct {
 	id  string
 	lat [nModes][]time.Duration // per transition, client side
+	// settled is when its last settlement returned: the drain's clock
+	// stops at the build's last, not at the empty reads after it (a
+	// ReserveBatch's wait on an empty units stream ends on the server's
+	// timer, up to 100 ms late).
+	settled time.Time
 }
 
 func newWorker(id string, capacity int) *worker {
@@ -303,7 +328,8 @@ func (w *worker) drain(ctx context.Context, reader rueidis.Client, b *build, s s
 		} else {
 			err = s.finalize(ctx, r)
 		}
-		w.lat[m] = append(w.lat[m], time.Since(t))
+		w.settled = time.Now()
+		w.lat[m] = append(w.lat[m], w.settled.Sub(t))
 		if err != nil {
 			return fmt.Errorf("%s: %s: %w", modeNames[m], r.UnitID, err)
 		}

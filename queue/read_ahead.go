@@ -47,6 +47,7 @@ type aheadState struct {
 	stash  []stashed      // entries delivered ahead, not yet given
 	look   *firstLook
 	lookAt time.Time
+	lookOn ReserveOptions // the terms the look was made on
 }
 
 // stashed is an entry read ahead: pending under the worker, not accounted.
@@ -98,7 +99,7 @@ func (k *readAheads) take(worker string, opts ReserveOptions) aheadTake {
 		return aheadTake{}
 	}
 	t := aheadTake{stash: st.stash}
-	same := st.opts.Timeout == opts.Timeout && st.opts.MaxReclaims == opts.MaxReclaims
+	same := st.lookOn.Timeout == opts.Timeout && st.lookOn.MaxReclaims == opts.MaxReclaims
 	if st.look != nil && same && time.Since(st.lookAt) <= aheadMaxAge {
 		t.look = st.look
 	}
@@ -116,7 +117,9 @@ func (k *readAheads) given(worker string, n int, opts ReserveOptions, ahead bool
 	st.stash = append(rest, st.stash...)
 	st.on, st.n, st.opts, st.held = ahead && len(rs) > 0, n, opts, nil
 	for _, r := range rs {
-		st.held = append(st.held, entryAt{r.Stream, r.EntryID})
+		if st.on {
+			st.held = append(st.held, entryAt{r.Stream, r.EntryID})
+		}
 	}
 	k.tidy(worker)
 }
@@ -156,6 +159,7 @@ func (k *readAheads) carry(b *Build, batch []*fencedOp) *aheadTrip {
 			continue
 		}
 		st.on = false // once per reservation: the next ReserveBatch says again
+		k.tidy(op.r.WorkerID)
 		if t == nil {
 			t = &aheadTrip{k: k, b: b}
 		}

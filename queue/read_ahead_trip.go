@@ -76,7 +76,7 @@ func (t *aheadTrip) arrived(res []rueidis.RedisResult) {
 			got = append(delivered(t.b, StreamPriority, res[0]), delivered(t.b, StreamUnits, res[1])...)
 			res = res[2:]
 		}
-		t.k.keep(rd.worker, f, at, got)
+		t.k.keep(rd.worker, f, rd.opts, at, got)
 	}
 }
 
@@ -110,13 +110,14 @@ func delivered(b *Build, s Stream, r rueidis.RedisResult) []stashed {
 }
 
 // keep records what a read-ahead gave worker: its first look (nil: none)
-// made at at, and the entries it delivered, behind any stashed before.
-func (k *readAheads) keep(worker string, f *firstLook, at time.Time, got []stashed) {
+// made at at on opts, and the entries it delivered, behind any stashed
+// before.
+func (k *readAheads) keep(worker string, f *firstLook, opts ReserveOptions, at time.Time, got []stashed) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	st := k.state(worker)
 	if f != nil {
-		st.look, st.lookAt = f, at
+		st.look, st.lookAt, st.lookOn = f, at, opts
 	}
 	st.stash = append(st.stash, got...)
 	k.tidy(worker)

@@ -14,16 +14,23 @@ import (
 // of their own. For a worker that said it will reserve again
 // (ReserveOptions.ReadAhead), the settlement that leaves it holding nothing
 // carries those reads behind its EXEC, in the same write, and the Build
-// keeps their replies for the worker's next ReserveBatch: the first look,
-// while younger than aheadMaxAge, as the first look of that call's
-// reclaim; the entries the reads delivered, stashed, in the order they
-// would have come (a due reclaim first, then priority, then units). See
+// keeps their replies for the worker's next ReserveBatch: the entries the
+// read delivered, stashed, come first; then a reclaim, on the first look
+// while younger than aheadMaxAge; then reads as without read-ahead. See
 // docs/design.md#read-ahead.
 //
-// Entries an XREADGROUP ">" delivers are pending under the worker at once:
-// a worker that does not reserve again leaves them to a reclaim after the
-// timeout. Hence the opt-in, StopReadAhead for a worker that is stopping,
-// and no new reads while the stash holds entries. A read-ahead never
+// Entries an XREADGROUP ">" delivers are pending under the worker at once,
+// and nothing heartbeats them until they are accounted for: an entry
+// stashed while the worker runs another unit would go idle, and be
+// reclaimed, if that unit ran past the timeout. So a read-ahead reads one
+// stream only, COUNT n, and the next call gives all it delivered: the
+// priority stream unless the previous read-ahead found it empty and its
+// last-generated-id has not moved since (aheadPrio); and the stash goes
+// before a due reclaim, the look that shows one making the next
+// read-ahead the look alone. A worker that does not reserve again leaves
+// what was read to a reclaim after the timeout: hence the opt-in,
+// StopReadAhead for a worker that is stopping, and no new reads while the
+// stash holds entries. A read-ahead never
 // changes the settlement's outcome: its replies are read apart, and a
 // failed one is dropped (a lost reply may have delivered entries, which
 // are then reclaimed after the timeout, as after a crash between a read
@@ -48,6 +55,13 @@ type aheadState struct {
 	look   *firstLook
 	lookAt time.Time
 	lookOn ReserveOptions // the terms the look was made on
+	// lookOnly: the stash went before a reclaim a look showed; the next
+	// read-ahead reads the look alone, so that the reclaim comes next.
+	lookOnly bool
+	// prioEmptyAt is the priority stream's last-generated-id when a
+	// read-ahead found it empty, "" when it may hold entries: the next
+	// read-ahead reads the units stream only while it is set.
+	prioEmptyAt string
 }
 
 // stashed is an entry read ahead: pending under the worker, not accounted.
@@ -77,7 +91,7 @@ func (k *readAheads) state(worker string) *aheadState {
 
 // tidy forgets worker when nothing of it is left. k.mu is held.
 func (k *readAheads) tidy(worker string) {
-	if st := k.byWorker[worker]; st != nil && !st.on && len(st.held) == 0 && len(st.stash) == 0 && st.look == nil {
+	if st := k.byWorker[worker]; st != nil && !st.on && len(st.held) == 0 && len(st.stash) == 0 && st.look == nil && !st.lookOnly && st.prioEmptyAt == "" {
 		delete(k.byWorker, worker)
 	}
 }
@@ -109,12 +123,14 @@ func (k *readAheads) take(worker string, opts ReserveOptions) aheadTake {
 }
 
 // given records what a ReserveBatch of worker gave (rs) and left stashed
-// (rest); ahead: the call asked to read ahead, on n and opts.
-func (k *readAheads) given(worker string, n int, opts ReserveOptions, ahead bool, rs []Reservation, rest []stashed) {
+// (rest); ahead: the call asked to read ahead, on n and opts; lookOnly:
+// the next read-ahead reads the look alone.
+func (k *readAheads) given(worker string, n int, opts ReserveOptions, ahead bool, rs []Reservation, rest []stashed, lookOnly bool) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	st := k.state(worker)
 	st.stash = append(rest, st.stash...)
+	st.lookOnly = lookOnly
 	st.on, st.n, st.opts, st.held = ahead && len(rs) > 0, n, opts, nil
 	for _, r := range rs {
 		if st.on {
@@ -163,7 +179,11 @@ func (k *readAheads) carry(b *Build, batch []*fencedOp) *aheadTrip {
 		if t == nil {
 			t = &aheadTrip{k: k, b: b}
 		}
-		t.reads = append(t.reads, aheadRead{worker: op.r.WorkerID, n: st.n, opts: st.opts, entries: len(st.stash) == 0})
+		rd := aheadRead{worker: op.r.WorkerID, n: st.n, opts: st.opts, entries: len(st.stash) == 0 && !st.lookOnly, stream: StreamPriority}
+		if st.prioEmptyAt != "" {
+			rd.stream = StreamUnits
+		}
+		t.reads = append(t.reads, rd)
 	}
 	return t
 }

@@ -27,8 +27,8 @@ func TestReadAheadCarriedByTheLastSettlement(t *testing.T) {
 	var k readAheads
 	opts := ReserveOptions{Timeout: time.Second, MaxReclaims: 3, Block: time.Second}
 	rs := []Reservation{{WorkerID: "w1", Stream: StreamUnits, EntryID: "1-0"}, {WorkerID: "w1", Stream: StreamUnits, EntryID: "2-0"}}
-	k.given("w1", 2, opts, true, rs, nil)
-	k.given("w2", 1, opts, false, []Reservation{{WorkerID: "w2", Stream: StreamUnits, EntryID: "3-0"}}, nil)
+	k.given("w1", 2, opts, true, rs, nil, false)
+	k.given("w2", 1, opts, false, []Reservation{{WorkerID: "w2", Stream: StreamUnits, EntryID: "3-0"}}, nil, false)
 	steps := []struct {
 		batch []*fencedOp
 		want  []string
@@ -53,7 +53,7 @@ func TestReadAheadCarriedByTheLastSettlement(t *testing.T) {
 // reads carried.
 func TestReadAheadStopped(t *testing.T) {
 	b := &Build{}
-	b.ahead.given("w1", 1, ReserveOptions{}, true, []Reservation{{WorkerID: "w1", Stream: StreamUnits, EntryID: "1-0"}}, nil)
+	b.ahead.given("w1", 1, ReserveOptions{}, true, []Reservation{{WorkerID: "w1", Stream: StreamUnits, EntryID: "1-0"}}, nil, false)
 	b.StopReadAhead("w1")
 	if got := b.ahead.carry(b, []*fencedOp{aheadOp(ModeFinalize, "w1", "1-0")}); got != nil {
 		t.Errorf("carried for %v after StopReadAhead", aheadWorkers(got))
@@ -65,21 +65,43 @@ func TestReadAheadStopped(t *testing.T) {
 func TestReadAheadTakesAFreshLookOnItsTerms(t *testing.T) {
 	var k readAheads
 	opts := ReserveOptions{Timeout: time.Second, MaxReclaims: 3, Block: time.Second}
-	k.keep("w1", &firstLook{}, opts, time.Now(), []stashed{{s: StreamUnits}})
+	k.keep("w1", &firstLook{}, opts, time.Now(), []stashed{{s: StreamUnits}}, aheadPrio{})
 	other := opts
 	other.Timeout = 2 * time.Second
 	if got := k.take("w1", other); got.look != nil || len(got.stash) != 1 {
 		t.Errorf("on another timeout: look %v, stash %d; want none, 1", got.look, len(got.stash))
 	}
-	k.keep("w1", &firstLook{}, opts, time.Now().Add(-2*aheadMaxAge), nil)
+	k.keep("w1", &firstLook{}, opts, time.Now().Add(-2*aheadMaxAge), nil, aheadPrio{})
 	if got := k.take("w1", opts); got.look != nil {
 		t.Errorf("a look %v old was taken", 2*aheadMaxAge)
 	}
-	k.keep("w1", &firstLook{}, opts, time.Now(), nil)
+	k.keep("w1", &firstLook{}, opts, time.Now(), nil, aheadPrio{})
 	if got := k.take("w1", opts); got.look == nil {
 		t.Error("a fresh look on the call's terms was not taken")
 	}
 	if len(k.byWorker) != 0 {
 		t.Errorf("state left once taken: %v", k.byWorker)
+	}
+}
+
+// The units stream is read ahead only while the priority stream is known
+// empty: found so by a read whose look saw its last-generated-id, which
+// has not moved since.
+func TestReadAheadPriorityKnownEmpty(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		p    aheadPrio
+		was  string
+		want string
+	}{
+		{"read, empty", aheadPrio{gen: "5-0", read: true, empty: true}, "", "5-0"},
+		{"read, entries", aheadPrio{gen: "5-0", read: true}, "5-0", ""},
+		{"units read, id still", aheadPrio{gen: "5-0"}, "5-0", "5-0"},
+		{"units read, id moved", aheadPrio{gen: "6-0"}, "5-0", ""},
+		{"no look", aheadPrio{read: true, empty: true}, "5-0", ""},
+	} {
+		if got := c.p.emptyAt(c.was); got != c.want {
+			t.Errorf("%s: known empty at %q, want %q", c.name, got, c.want)
+		}
 	}
 }

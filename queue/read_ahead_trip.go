@@ -19,13 +19,13 @@ type aheadTrip struct {
 
 // aheadRead is the reads of one worker: its reclaim's first look (when
 // the consumer policy is known: its probe is left to the reclaim), then,
-// entries set, XREADGROUP of the priority stream and of the units stream,
-// COUNT n, without waiting.
+// entries set, XREADGROUP of stream, COUNT n, without waiting.
 type aheadRead struct {
 	worker   string
 	n        int
 	opts     ReserveOptions
 	entries  bool
+	stream   Stream
 	look     int // replies of the first look; 0: not sent
 	learning []entryAt
 }
@@ -46,9 +46,7 @@ func (t *aheadTrip) appendTo(cmds rueidis.Commands, c rueidis.DedicatedClient) r
 			rd.look, rd.learning = len(look), learning
 		}
 		if rd.entries {
-			for _, key := range [2]string{b.keys.Priority, b.keys.Units} {
-				cmds = append(cmds, c.B().Xreadgroup().Group(Group, rd.worker).Count(int64(rd.n)).Streams().Key(key).Id(">").Build())
-			}
+			cmds = append(cmds, c.B().Xreadgroup().Group(Group, rd.worker).Count(int64(rd.n)).Streams().Key(b.keys.stream(rd.stream)).Id(">").Build())
 		}
 	}
 	return cmds
@@ -65,18 +63,22 @@ func (t *aheadTrip) arrived(res []rueidis.RedisResult) {
 		look := res[:rd.look]
 		res = res[rd.look:]
 		var f *firstLook
+		var prio aheadPrio
 		if rd.look > 0 && noneLost(look) {
 			r := &reclaimer{b: t.b, worker: rd.worker, timeoutMS: rd.opts.Timeout.Milliseconds(), fallbackMax: float64(rd.opts.MaxReclaims)}
 			if got, err := r.parseFirstLook(look, rd.learning); err == nil {
 				f = &got
+				prio.gen = lastGenerated(look[2+2])
 			}
 		}
 		var got []stashed
 		if rd.entries {
-			got = append(delivered(t.b, StreamPriority, res[0]), delivered(t.b, StreamUnits, res[1])...)
-			res = res[2:]
+			var ok bool
+			got, ok = delivered(t.b, rd.stream, res[0])
+			prio.read, prio.empty = rd.stream == StreamPriority, ok && len(got) == 0
+			res = res[1:]
 		}
-		t.k.keep(rd.worker, f, rd.opts, at, got)
+		t.k.keep(rd.worker, f, rd.opts, at, got, prio)
 	}
 }
 
@@ -90,32 +92,72 @@ func noneLost(res []rueidis.RedisResult) bool {
 	return true
 }
 
-// delivered are the entries of stream s an XREADGROUP reply gave; none
-// when it failed (lost with the connection, entries may have been
-// delivered all the same: they are reclaimed after the timeout).
-func delivered(b *Build, s Stream, r rueidis.RedisResult) []stashed {
-	key := b.keys.Units
-	if s == StreamPriority {
-		key = b.keys.Priority
-	}
+// delivered are the entries of stream s an XREADGROUP reply gave, and
+// whether it answered; none when it failed (lost with the connection,
+// entries may have been delivered all the same: they are reclaimed after
+// the timeout).
+func delivered(b *Build, s Stream, r rueidis.RedisResult) ([]stashed, bool) {
 	streams, err := r.AsXRead()
+	if rueidis.IsRedisNil(err) {
+		return nil, true
+	}
 	if err != nil {
-		return nil
+		return nil, false
 	}
 	var out []stashed
-	for _, x := range streams[key] {
+	for _, x := range streams[b.keys.stream(s)] {
 		out = append(out, stashed{s: s, x: x})
 	}
-	return out
+	return out, true
+}
+
+// aheadPrio is what a read-ahead saw of the priority stream: its
+// last-generated-id in the look ("": not known), and whether it was read
+// and found empty.
+type aheadPrio struct {
+	gen         string
+	read, empty bool
+}
+
+// emptyAt is the priority stream's last-generated-id while it is known
+// empty after p, when it was known empty at was before ("": it may hold
+// entries). Entries are only ever added with a new id, so a stream found
+// empty stays so while its last-generated-id stays.
+func (p aheadPrio) emptyAt(was string) string {
+	switch {
+	case p.gen == "":
+		return ""
+	case p.read && p.empty:
+		return p.gen
+	case !p.read && p.gen == was:
+		return was
+	}
+	return ""
+}
+
+// lastGenerated reads last-generated-id from an XINFO STREAM reply; "":
+// none.
+func lastGenerated(r rueidis.RedisResult) string {
+	info, err := r.AsMap()
+	if err != nil {
+		return ""
+	}
+	m, ok := info["last-generated-id"]
+	if !ok {
+		return ""
+	}
+	id, _ := m.ToString()
+	return id
 }
 
 // keep records what a read-ahead gave worker: its first look (nil: none)
-// made at at on opts, and the entries it delivered, behind any stashed
-// before.
-func (k *readAheads) keep(worker string, f *firstLook, opts ReserveOptions, at time.Time, got []stashed) {
+// made at at on opts, the entries it delivered, behind any stashed
+// before, and what it saw of the priority stream.
+func (k *readAheads) keep(worker string, f *firstLook, opts ReserveOptions, at time.Time, got []stashed, prio aheadPrio) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	st := k.state(worker)
+	st.prioEmptyAt = prio.emptyAt(st.prioEmptyAt)
 	if f != nil {
 		st.look, st.lookAt, st.lookOn = f, at, opts
 	}

@@ -22,8 +22,8 @@ import (
 // timeout when the worker does not run them. See docs/design.md#batches.
 //
 // Entries read ahead for worker (opts.ReadAhead on its previous call, see
-// read_ahead.go) come after a due reclaim, before new reads, each
-// accounted for as a read one is.
+// read_ahead.go) come first, each accounted for as a read one is: they
+// are pending under worker already.
 func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts ReserveOptions) (rs []Reservation, err error) {
 	if err := checkID("worker id", worker); err != nil {
 		return nil, err
@@ -35,19 +35,23 @@ func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts Res
 		return nil, err
 	}
 	ahead := b.ahead.take(worker, opts) // see read_ahead.go
-	rest := ahead.stash
-	defer func() { b.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest) }()
+	rest, lookOnly := ahead.stash, false
+	defer func() { b.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest, lookOnly) }()
+	for len(rest) > 0 {
+		// Delivered already, and heartbeated by nothing: they go before
+		// a reclaim the look shows, which the next read-ahead's look,
+		// alone, then brings.
+		if rs, rest, err = b.accountStashed(ctx, worker, n, rest); err != nil || len(rs) > 0 {
+			lookOnly = ahead.look == nil || ahead.look.anyCand || len(ahead.look.looked) > 0
+			return rs, err
+		}
+	}
 	rc, err := b.reclaimOn(ctx, worker, opts.Timeout.Milliseconds(), float64(opts.MaxReclaims), ahead.look)
 	if err != nil {
 		return nil, corruptIfNoGroup(err)
 	}
 	if rc.Status == ReclaimTaken {
 		return []Reservation{rc.Reservation}, nil
-	}
-	for len(rest) > 0 {
-		if rs, rest, err = b.accountStashed(ctx, worker, n, rest); err != nil || len(rs) > 0 {
-			return rs, err
-		}
 	}
 	return b.readNew(ctx, worker, n, opts)
 }

@@ -33,17 +33,19 @@ type ReserveOptions struct {
 	// Block is how long to wait on the units stream when nothing is there.
 	// Default DefaultBlock.
 	Block time.Duration
-	// ReadAhead: the worker will reserve again once it has settled what
-	// this call gives. The settlement that leaves it holding nothing then
-	// carries, behind its EXEC, the reads of its next reservation (the
-	// reclaim's first look, then XREADGROUP of both streams, COUNT n,
-	// without waiting), and the next ReserveBatch of the worker starts
-	// from their replies instead of round trips of its own. The entries
-	// those reads deliver are pending under the worker at once: a worker
-	// that stops without reserving again (and did not call StopReadAhead
-	// before its last settlement) leaves them to be reclaimed by another
-	// worker after the timeout, each spending one of its unit's reclaims.
-	// See docs/design.md#read-ahead.
+	// ReadAhead: the worker will reserve again, with the same n, once it
+	// has settled what this call gives. The settlement that leaves it
+	// holding nothing then carries, behind its EXEC, the reads of its next
+	// reservation (the reclaim's first look, then XREADGROUP of one stream,
+	// COUNT n, without waiting), and the next ReserveBatch of the worker
+	// starts from their replies instead of round trips of its own. The
+	// entries those reads deliver are pending under the worker at once: a
+	// worker that stops without reserving again (and did not call
+	// StopReadAhead before its last settlement) leaves them to be
+	// reclaimed by another worker after the timeout, each spending one of
+	// its unit's reclaims; one that reserves fewer leaves the rest waiting,
+	// heartbeated by nothing, until its next call. See
+	// docs/design.md#read-ahead.
 	ReadAhead bool
 }
 

@@ -157,10 +157,13 @@ func (w *worker) loop(ctx context.Context) error {
 // It reads ahead (queue.ReserveOptions.ReadAhead: its settlement carries
 // the next reservation's reads) unless it is stopping or these may be the
 // build's last units: either way it may not reserve again, and entries
-// read ahead would wait for a reclaim after Timeout.
+// read ahead would wait for a reclaim after Timeout. Batches of more than
+// one do not read ahead: the next may be smaller, and what the read-ahead
+// delivered beyond it would wait, heartbeated by nothing, while the batch
+// runs (docs/design.md#read-ahead).
 func (w *worker) reserveOptions(ctx context.Context, n int) queue.ReserveOptions {
 	opts := w.cfg.reserveOptions()
-	opts.ReadAhead = ctx.Err() == nil && w.progress.Total-w.progress.Finalized > int64(n)
+	opts.ReadAhead = w.cfg.Batch <= 1 && ctx.Err() == nil && w.progress.Total-w.progress.Finalized > int64(n)
 	return opts
 }
 

@@ -93,9 +93,9 @@ type fakeEnv struct {
 	b         rueidis.Builder
 	mu        sync.Mutex
 	sent      [][]string
-	conns     []*fakeConn // handed out by Dedicate, in order
+	conns     []*fakeConn                                        // handed out by Dedicate, in order
 	next      func(n int) func([][]string) []rueidis.RedisResult // the replies of the n-th connection
-	addrs     []string    // Dedicate's addresses
+	addrs     []string                                           // Dedicate's addresses
 	released  int
 	applied   int
 	retried   int

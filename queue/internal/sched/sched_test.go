@@ -108,6 +108,14 @@ func TestBatchOrder(t *testing.T) {
 		ops:    ops{"a": "w1 u1 e1", "b": "w2 u2 e2", "c": "w3 u3 e3", "d": "w4 u4 e4"},
 		steps:  []step{{"start a", "a"}, {"start b", "-"}, {"start c", "-"}, {"start d", "-"}, {"finish a", "b c"}, {"finish b", "d"}},
 	}, {
+		name:   "a lane given back opens one batch",
+		limits: Limits{MaxBatch: 1, MaxLanes: 2},
+		ops:    ops{"a": "w1 u1 e1", "b": "w2 u2 e2", "c": "w3 u3 e3", "d": "w4 u4 e4", "e": "w5 u5 e5"},
+		steps: []step{
+			{"start a", "a"}, {"start b", "b"}, {"start c", "-"}, {"start d", "-"}, {"start e", "-"},
+			{"finish a", "c"}, {"finish b", "d"}, {"finish c", "e"},
+		},
+	}, {
 		name: "no two ops of one worker in one batch",
 		ops:  ops{"a": "w0 u0 e0", "b": "w9 u9 e9", "c": "w1 u1 e1", "d": "w1 u2 e2", "e": "w3 u3 e3"},
 		steps: []step{

@@ -84,9 +84,8 @@ func newBatcher() batcher {
 // retrying only when every caller in it has given up (see batchContext).
 func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
 	op.ctx = ctx
-	op.wake = make(chan wakeup, 1) // before it may wait: whoever opens its batch wakes it
 	kept := b.kept.take(b, op)
-	if batch := q.s.Start(op); batch != nil {
+	if batch := q.s.Start(op, awaitWakeup); batch != nil {
 		if kept != nil && len(batch) > 1 { // read for op alone
 			go kept.drop()
 			kept = nil
@@ -112,13 +111,17 @@ func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
 	return op.err
 }
 
+// awaitWakeup readies op to wait: whoever opens its batch wakes it.
+func awaitWakeup(op *fencedOp) { op.wake = make(chan wakeup, 1) }
+
 // run commits batch, which holds a lane, tells its members their outcomes,
 // gives the lane back, and wakes the leader of each batch there is now room
 // for. from is the batch's first round trip when the commit before it
 // carried it (see chain.go).
 func (q *batcher) run(b *Build, batch []*fencedOp, from *prefetch) {
 	ctx, cancel := batchContext(batch)
-	behind, keep := b.kept.arm(b, batch, &chained{b: b, q: q})
+	chain := &chained{b: b, q: q}
+	behind, keep := b.kept.arm(b, batch, chain)
 	b.commitBatch(ctx, batch, from, behind)
 	keep()
 	cancel()

@@ -66,6 +66,9 @@ type chained struct {
 	b *Build
 	q *batcher
 	p *prefetch // carried behind the commit being sent; nil: none
+	// room for the list of what the commit carries (see keptReads.arm),
+	// so that it costs no allocation of its own.
+	room [2]txn.Behind[rueidis.DedicatedClient]
 }
 
 func (k *chained) Carry(c rueidis.DedicatedClient) rueidis.Commands {

@@ -108,7 +108,7 @@ func (k *keptReads) arm(b *Build, batch []*fencedOp, chain *chained) ([]txn.Behi
 	keeps := len(batch) == 1 && k.pace.keeps(op.r.WorkerID, op.mode)
 	k.mu.Unlock()
 	if !keeps {
-		return []txn.Behind[rueidis.DedicatedClient]{chain}, func() {}
+		return append(chain.room[:0], chain), func() {}
 	}
 	ahead := &keptAhead{b: b, r: op.r, mode: nextMode(op.mode), chain: chain}
 	keep := func() {
@@ -122,7 +122,7 @@ func (k *keptReads) arm(b *Build, batch []*fencedOp, chain *chained) ([]txn.Behi
 		}
 		k.put(op.r, ahead.mode, mine)
 	}
-	return []txn.Behind[rueidis.DedicatedClient]{chain, ahead}, keep
+	return append(chain.room[:0], chain, ahead), keep
 }
 
 // keptAhead carries the first round trip of the transition r's worker

@@ -58,7 +58,7 @@ func TestRulesHoldUnderRandomLoad(t *testing.T) {
 					Stream: "s", Entry: fmt.Sprint("e", rng.IntN(6)), Tail: rng.IntN(4) == 0}}
 				all = append(all, o)
 				order[o.c.Worker] = append(order[o.c.Worker], o)
-				check(s.Start(o))
+				check(s.Start(o, nil))
 			case n < 9 && len(inFlight) > 0:
 				j := rng.IntN(len(inFlight))
 				b := inFlight[j]

@@ -76,12 +76,16 @@ func New[T Op](l Limits) *Scheduler[T] {
 // Start opens a batch led by op when op may lead one now (a lane free,
 // nothing of its own in flight or waiting): op first, then the waiting ops
 // that can share its transaction. Else op waits, and Start returns nil:
-// a later Finish or Follow hands it its batch.
-func (s *Scheduler[T]) Start(op T) []T {
+// a later Finish or Follow hands it its batch. queued, when not nil, is
+// called on op when it is to wait, before anyone else can take it.
+func (s *Scheduler[T]) Start(op T, queued func(T)) []T {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lanes < s.limits.MaxLanes && s.mayLead(op.Claims()) && !s.waiting(op.Claims()) {
 		return s.open(op)
+	}
+	if queued != nil {
+		queued(op)
 	}
 	s.pending = append(s.pending, op)
 	return nil

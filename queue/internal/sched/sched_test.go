@@ -71,7 +71,7 @@ func run(t *testing.T, l Limits, m ops, steps []step) {
 		switch verb {
 		case "start":
 			require.Contains(t, byName, arg)
-			got = opened(s.Start(byName[arg]))
+			got = opened(s.Start(byName[arg], nil))
 		case "finish":
 			require.Contains(t, led, arg, "step %d: no batch led by %s in flight", i, arg)
 			b := led[arg]

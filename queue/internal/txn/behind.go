@@ -36,13 +36,9 @@ type Behind[C Conn] interface {
 	Arrived(c C, release func(), res []rueidis.RedisResult, commit error) (holds bool)
 }
 
-// carry appends to cmds the commands of each of behind, and returns them
-// with those that carry something this time and their number of commands.
-func carry[C Conn](c C, behind []Behind[C], cmds rueidis.Commands) (rueidis.Commands, []carried[C]) {
-	if len(behind) == 0 {
-		return cmds, nil
-	}
-	var out []carried[C]
+// carry appends to cmds the commands of each of behind, and to out those
+// that carry something this time, with their number of commands.
+func carry[C Conn](c C, behind []Behind[C], cmds rueidis.Commands, out []carried[C]) (rueidis.Commands, []carried[C]) {
 	for _, b := range behind {
 		if more := b.Carry(c); len(more) > 0 {
 			cmds = append(cmds, more...)

@@ -189,7 +189,8 @@ func (r *Runner[C, R]) once(ctx context.Context, guard string, behind []Behind[C
 	cmds = r.Env.Record(cmds, c, t, guard)
 	cmds = append(cmds, c.B().Exec().Build())
 	own := len(cmds)
-	cmds, carried := carry(c, behind, cmds)
+	var room [4]carried[C]
+	cmds, carried := carry(c, behind, cmds, room[:0])
 	res := c.DoMulti(ctx, cmds...)
 	ambiguous, err = ExecOutcome(res[:own], "commit")
 	if err == nil {

@@ -213,3 +213,16 @@ func TestBatchOrder(t *testing.T) {
 		})
 	}
 }
+
+func TestStartReadiesOnlyTheOpsThatWait(t *testing.T) {
+	s := New[*op](Limits{MaxBatch: 32, MaxLanes: 1})
+	m := ops{"a": "w1 u1 e1", "b": "w2 u2 e2"}.build()
+	var readied []string
+	queued := func(o *op) {
+		assert.NotContains(t, s.pending, o, "readied before it can be taken")
+		readied = append(readied, o.name)
+	}
+	require.NotNil(t, s.Start(m["a"], queued))
+	require.Nil(t, s.Start(m["b"], queued))
+	assert.Equal(t, []string{"b"}, readied)
+}

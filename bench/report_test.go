@@ -280,7 +280,7 @@ func (rep *report) print(out io.Writer) {
 // printServerCounts shows, per worker count, how many transactions and
 // commands the server ran per transition: where the wire table above shows
 // one worker's transitions alone, this shows what batching and merging
-// (queue/batch.go, queue/batch_merge.go) make of them as workers add up.
+// (queue/batch.go, queue/internal/txn/merge.go) make of them as workers add up.
 func (rep *report) printServerCounts(out io.Writer) {
 	fmt.Fprintf(out, "\nServer's count per transition, by worker count (INFO commandstats calls: every command run, nested included;\n"+
 		"  the workload's XREADGROUPs and the harness's own left out; transactions: EXEC or EVALSHA calls)\n")

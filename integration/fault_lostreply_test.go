@@ -15,7 +15,7 @@ import (
 
 // A commit whose reply is lost is resolved through the worker's guard key:
 // the commit wrote its token there, so finding the token means "applied"
-// (queue/txn.go, resolve). Every transition of the same worker id writes
+// (queue/internal/txn, resolve.go). Every transition of the same worker id writes
 // that guard too, and another may commit after ours and before the
 // resolution reads it (the heartbeat and liveness of a second process acting
 // as the same worker, as TestWorkerRecordNoLostUpdate runs; any caller of

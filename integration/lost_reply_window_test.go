@@ -13,7 +13,7 @@ import (
 )
 
 // A commit whose reply is lost is resolved by looking for its token in the
-// worker's guard (queue/txn.go, resolve). Here the worker commits faster
+// worker's guard (queue/internal/txn, resolve.go). Here the worker commits faster
 // than any count of tokens could keep up with: while the reply of one of
 // its commits is held, another process acting under the same worker id
 // (its heartbeat thread, a second process) commits a hundred more, past

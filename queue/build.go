@@ -105,6 +105,7 @@ type Build struct {
 	// (see worker_guards.go).
 	workerGuards *workerGuards
 	batches      batcher      // see batch.go
+	runner       runner       // see txn.go
 	clock        *serverClock // see clock.go
 	kept         keptReads    // see kept_reads.go
 	ahead        readAheads   // see read_ahead.go
@@ -136,8 +137,10 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
-		workerGuards: newWorkerGuards(o.TTL, o.ResolveWait), clock: newServerClock(monotonicNow)}, nil
+	b := &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
+		workerGuards: newWorkerGuards(o.TTL, o.ResolveWait), clock: newServerClock(monotonicNow), batches: newBatcher()}
+	b.runner = newRunner(b)
+	return b, nil
 }
 
 // Keys returns the build's key names.

@@ -1,8 +1,7 @@
 package queue
 
 import (
-	"slices"
-
+	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
 
@@ -32,65 +31,24 @@ import (
 type prefetch struct {
 	batch []*fencedOp
 	trip  batchTrip
-	cmds  rueidis.Commands // the first round trip, to send; rueidis recycles them once sent
-	// c and release are the connection it went on, handed over with the
-	// replies when they all arrived; replies nil: lost, start over.
-	c       rueidis.DedicatedClient
-	release func()
-	replies []rueidis.RedisResult
+	// the connection it went on, handed over with the replies when they
+	// all arrived; its replies nil: lost, start over.
+	on txn.Held[rueidis.DedicatedClient]
 	// kept: read before its transition was called (see kept_reads.go), so
 	// it may back a commit but never a refusal.
 	kept bool
 }
 
-// arrived takes the replies of the first round trip, sent on c, which
-// release gives back. It reports whether p now holds c: the replies all
-// came back. A reply lost with the connection leaves p empty and c with its
-// owner, who gives it back broken, as it would have without p.
-func (p *prefetch) arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult) bool {
-	for _, r := range res {
-		if r.NonRedisError() != nil {
-			return false
-		}
+// held is the connection p holds, for the runner; nil when p is.
+func (p *prefetch) held() *txn.Held[rueidis.DedicatedClient] {
+	if p == nil {
+		return nil
 	}
-	p.c, p.release, p.replies = c, release, res
-	return true
+	return &p.on
 }
 
 // drop gives back, disarmed, a connection p holds that will not be used.
-func (p *prefetch) drop() {
-	if p != nil && p.replies != nil {
-		unwatch(p.c)
-		p.release()
-		p.replies = nil
-	}
-}
-
-// follower returns what commitBatch calls right before it sends a commit on
-// c: the batch to carry behind it, opened and taken off the queue, with
-// its first round trip built on c; nil when no waiting transition can lead
-// a batch now. It may open one lane over maxLanes: the batch it carries
-// takes over the lane of the one committing, which gives it back as soon
-// as its EXEC's reply is in.
-func (q *batcher) follower(b *Build) func(c rueidis.DedicatedClient) *prefetch {
-	return func(c rueidis.DedicatedClient) *prefetch {
-		q.mu.Lock()
-		i := -1
-		if q.lanes <= maxLanes {
-			i = q.nextLeader(true)
-		}
-		if i < 0 {
-			q.mu.Unlock()
-			return nil
-		}
-		first := q.pending[i]
-		q.pending = slices.Delete(q.pending, i, i+1)
-		batch := q.open(first)
-		q.mu.Unlock()
-		trip := b.planTrip(batch)
-		return &prefetch{batch: batch, trip: trip, cmds: b.appendTripCommands(nil, c, batch, trip)}
-	}
-}
+func (p *prefetch) drop() { p.held().Drop() }
 
 // tripOr is the shape of the first round trip p made for ops, or, p nil,
 // of the one they are to make.
@@ -101,14 +59,32 @@ func (p *prefetch) tripOr(b *Build, ops []*fencedOp) batchTrip {
 	return b.planTrip(ops)
 }
 
-// link ties a commit to the batches before and after it on one connection.
-type link struct {
-	// from is the commit's first round trip, already made behind the EXEC
-	// of the batch before; nil: none.
-	from *prefetch
-	// next returns the batch to carry behind the commit's EXEC; nil: none.
-	next func(c rueidis.DedicatedClient) *prefetch
-	// ahead is the reads to carry behind the commit's EXEC, before next's,
-	// for the workers it leaves holding nothing (read_ahead.go); nil: none.
-	ahead *aheadTrip
+// chained carries, behind a commit's EXEC, the first round trip of the
+// next batch the scheduler opens for it (sched.Scheduler.Follow), and
+// hands that batch's leader the connection with the replies.
+type chained struct {
+	b *Build
+	q *batcher
+	p *prefetch // carried behind the commit being sent; nil: none
+	// room for the list of what the commit carries (see keptReads.arm),
+	// so that it costs no allocation of its own.
+	room [2]txn.Behind[rueidis.DedicatedClient]
+}
+
+func (k *chained) Carry(c rueidis.DedicatedClient) rueidis.Commands {
+	k.p = nil
+	batch := k.q.s.Follow()
+	if batch == nil {
+		return nil
+	}
+	k.p = &prefetch{batch: batch, trip: k.b.planTrip(batch)}
+	return k.b.appendTripCommands(nil, c, batch, k.p.trip)
+}
+
+func (k *chained) Arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult, _ error) bool {
+	p := k.p
+	k.p = nil
+	holds := p.on.Arrived(c, release, res)
+	p.batch[0].wake <- wakeup{batch: p.batch, from: p}
+	return holds
 }

@@ -18,6 +18,12 @@
 // process cost far fewer round trips and commands than one transaction
 // each.
 //
+// Two internal packages hold what needs no key layout: queue/internal/txn
+// runs the optimistic transactions (WATCH, attempt, commit, backoff,
+// lost-reply resolution, what rides behind an EXEC, the merge of a batch's
+// writes) on any connection with DoMulti, and queue/internal/sched orders
+// the fenced transitions into batches. Both are unit-tested without Redis.
+//
 // A worker's life on one Build, as package worker lives it (Status reads a
 // build without joining it; TryLease and Publish are what Join uses):
 //

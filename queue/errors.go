@@ -1,6 +1,10 @@
 package queue
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/hopper-queue/hopper/queue/internal/txn"
+)
 
 // Sentinel errors of the transitions. They are wrapped with the detail that
 // helps (build key, unit, entry); check them with errors.Is.
@@ -17,7 +21,7 @@ var (
 
 	// ErrContention: the transition kept losing its optimistic race and gave
 	// up after the configured number of attempts. Nothing was written.
-	ErrContention = errors.New("queue: too much contention, transaction not committed")
+	ErrContention = txn.ErrContention
 
 	// ErrInvalidArgument: a caller's value was refused before anything was
 	// written; before anything was sent to Redis, but for what only the
@@ -28,7 +32,7 @@ var (
 	// ErrOutcomeUnknown: the connection broke after the commit was sent, and
 	// Redis could not be reached to find out whether it was applied. Reading
 	// the build state later tells; the transition must not be repeated blindly.
-	ErrOutcomeUnknown = errors.New("queue: transaction outcome unknown")
+	ErrOutcomeUnknown = txn.ErrOutcomeUnknown
 )
 
 func isStale(err error) bool   { return errors.Is(err, ErrStale) }

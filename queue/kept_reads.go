@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
 
@@ -96,44 +97,58 @@ func sameTrip(kept, own batchTrip) bool {
 	return kept.tail == own.tail && kr.units == or.units && kr.ranged == or.ranged && slices.Equal(kr.known, or.known) && slices.Equal(kept.watch, own.watch)
 }
 
-// arm wraps next, what a lone batch's commit carries behind its EXEC: when
-// next carries nothing, the first round trip of the worker's likely next
-// transition goes instead. keep, called once the commit is over, keeps
-// that connection for the worker when the commit went through, or gives
-// it back.
-func (k *keptReads) arm(b *Build, batch []*fencedOp, next func(c rueidis.DedicatedClient) *prefetch) (func(c rueidis.DedicatedClient) *prefetch, func()) {
+// arm returns what a batch's commit carries behind its EXEC: chain, the
+// next batch; and for a lone transition whose worker's reads are kept,
+// when chain carries nothing, the first round trip of the worker's likely
+// next transition. keep, called once the commit is over, keeps that
+// connection for the worker when the commit went through, or gives it back.
+func (k *keptReads) arm(b *Build, batch []*fencedOp, chain *chained) ([]txn.Behind[rueidis.DedicatedClient], func()) {
 	op := batch[0]
 	k.mu.Lock()
 	keeps := len(batch) == 1 && k.pace.keeps(op.r.WorkerID, op.mode)
 	k.mu.Unlock()
 	if !keeps {
-		return next, func() {}
+		return append(chain.room[:0], chain), func() {}
 	}
-	mode := nextMode(op.mode)
-	var mine *prefetch
-	armed := func(c rueidis.DedicatedClient) *prefetch {
-		if p := next(c); p != nil {
-			return p
-		}
-		if mine != nil {
-			mine.drop() // an earlier attempt's, behind an EXEC that aborted
-		}
-		ghost := &fencedOp{mode: mode, r: op.r, wake: make(chan wakeup, 1)}
-		trip := b.planTrip([]*fencedOp{ghost})
-		mine = &prefetch{batch: []*fencedOp{ghost}, trip: trip, cmds: b.appendTripCommands(nil, c, []*fencedOp{ghost}, trip), kept: true}
-		return mine
-	}
+	ahead := &keptAhead{b: b, r: op.r, mode: nextMode(op.mode), chain: chain}
 	keep := func() {
-		if mine == nil || mine.replies == nil {
+		mine := ahead.mine
+		if mine == nil || mine.on.Replies == nil {
 			return
 		}
 		if op.err != nil {
 			go mine.drop()
 			return
 		}
-		k.put(op.r, mode, mine)
+		k.put(op.r, ahead.mode, mine)
 	}
-	return armed, keep
+	return append(chain.room[:0], chain, ahead), keep
+}
+
+// keptAhead carries the first round trip of the transition r's worker
+// likely calls next (mode), when chain carries nothing.
+type keptAhead struct {
+	b     *Build
+	r     Reservation
+	mode  string
+	chain *chained
+	mine  *prefetch // the last one carried
+}
+
+func (a *keptAhead) Carry(c rueidis.DedicatedClient) rueidis.Commands {
+	if a.chain.p != nil {
+		return nil
+	}
+	if a.mine != nil {
+		a.mine.drop() // an earlier attempt's, behind an EXEC that aborted
+	}
+	ghost := []*fencedOp{{mode: a.mode, r: a.r}}
+	a.mine = &prefetch{batch: ghost, trip: a.b.planTrip(ghost), kept: true}
+	return a.b.appendTripCommands(nil, c, ghost, a.mine.trip)
+}
+
+func (a *keptAhead) Arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult, _ error) bool {
+	return a.mine.on.Arrived(c, release, res)
 }
 
 // put keeps p for r's worker, giving back what it held before.

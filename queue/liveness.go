@@ -24,7 +24,7 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 		}
 	}
 	wguard := b.keys.workerGuard(worker)
-	return b.commit(ctx, ModeLiveness, wguard, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
+	return b.commit(ctx, ModeLiveness, wguard, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
 		res := c.DoMulti(ctx,
 			c.B().Watch().Key(wguard).Build(),
 			b.metaRead(c),
@@ -51,7 +51,7 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 		if err != nil {
 			return nil, err
 		}
-		t.now = now
+		t.Now = now
 		return b.renew(c, rueidis.Commands{b.touchWorker(c, worker, rec, now, setCurrent(currentUnit), 0)}), nil
 	})
 }

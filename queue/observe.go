@@ -2,9 +2,8 @@ package queue
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -101,17 +100,8 @@ func (b *Build) ReadPoll(ctx context.Context) (Poll, error) {
 	if p.Workers, err = res[1].AsStrMap(); err != nil {
 		return p, &ReadError{Read: "HGETALL workers", Err: err}
 	}
-	t, err := res[2].AsStrSlice()
-	if err != nil || len(t) != 2 {
-		return p, &ReadError{Read: "TIME", Err: err}
-	}
-	sec, err1 := strconv.ParseInt(t[0], 10, 64)
-	usec, err2 := strconv.ParseInt(t[1], 10, 64)
-	if err1 != nil || err2 != nil {
-		return p, &ReadError{Read: "TIME", Err: fmt.Errorf("replied %q", t), corrupt: true}
-	}
-	p.NowMS = sec*1000 + usec/1000
-	return p, nil
+	p.NowMS, err = observedNow(res[2])
+	return p, err
 }
 
 // scanPage is how many entries one XRANGE of a scan returns: large builds
@@ -140,13 +130,27 @@ func (b *Build) ReadUnitIDs(ctx context.Context) ([]string, error) {
 	return ids, err
 }
 
-// scan calls each for every entry of stream in order, with XRANGE pages
-// that start just after the last id seen (exclusive ranges need Redis 6.2).
+// scan calls each for every entry of stream in order, each page of it
+// bounded by readTimeout.
 func (b *Build) scan(ctx context.Context, stream string, each func(id string, fields map[string]string) error) error {
+	return b.scanAfter(ctx, stream, "", readTimeout, each)
+}
+
+// scanAfter calls each for every entry of stream after entry id after ("":
+// from the first), in order, with XRANGE pages that start just after the
+// last id seen (exclusive ranges need Redis 6.2). bound limits each page's
+// read; 0 leaves ctx as given.
+func (b *Build) scanAfter(ctx context.Context, stream, after string, bound time.Duration, each func(id string, fields map[string]string) error) error {
 	c := b.client
 	start := "-"
+	if after != "" {
+		start = "(" + after
+	}
 	for {
-		pctx, cancel := boundedRead(ctx, readTimeout)
+		pctx, cancel := ctx, context.CancelFunc(func() {})
+		if bound > 0 {
+			pctx, cancel = boundedRead(ctx, bound)
+		}
 		entries, err := c.Do(pctx, c.B().Xrange().Key(stream).Start(start).End("+").Count(scanPage).Build()).AsXRange()
 		cancel()
 		if err != nil {

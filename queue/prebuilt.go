@@ -27,7 +27,7 @@ func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte)
 		return errInvalid("prebuilt event: %v", err)
 	}
 	wguard := b.keys.workerGuard(worker)
-	return b.commit(ctx, modePrebuilt, wguard, func(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
+	return b.commit(ctx, modePrebuilt, wguard, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
 		res := c.DoMulti(ctx, c.B().Watch().Key(wguard).Build(), c.B().Time().Build())
 		if err := res[0].Error(); err != nil {
 			return nil, err
@@ -36,7 +36,7 @@ func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte)
 		if err != nil {
 			return nil, err
 		}
-		t.now = now
+		t.Now = now
 		stamped, err := events.StampPrebuilt(event, now)
 		if err != nil {
 			return nil, err

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
 
@@ -152,6 +153,17 @@ func (b *Build) StopReadAhead(worker string) {
 		st.on = false
 		k.tidy(worker)
 	}
+}
+
+// before puts ahead of behind, what batch's commit carries behind its
+// EXEC, the reads it carries for the workers it leaves holding nothing:
+// before any WATCH the others carry.
+func (k *readAheads) before(b *Build, batch []*fencedOp, behind []txn.Behind[rueidis.DedicatedClient]) []txn.Behind[rueidis.DedicatedClient] {
+	t := k.carry(b, batch)
+	if t == nil {
+		return behind
+	}
+	return append([]txn.Behind[rueidis.DedicatedClient]{t}, behind...)
 }
 
 // carry returns the reads batch's commit carries behind its EXEC: those of

@@ -7,9 +7,10 @@ import (
 )
 
 // aheadTrip is the reads one commit carries behind its EXEC for the
-// workers it leaves holding nothing (read_ahead.go). It is sent once, by
-// the commit's first attempt that gets as far as its EXEC: an attempt
-// after an abort carries none, the entries delivered being stashed already.
+// workers it leaves holding nothing (read_ahead.go), a txn.Behind. It is
+// sent once, by the commit's first attempt that gets as far as its EXEC:
+// an attempt after an abort carries none, the entries delivered being
+// stashed already.
 type aheadTrip struct {
 	k     *readAheads
 	b     *Build
@@ -30,14 +31,14 @@ type aheadRead struct {
 	learning []entryAt
 }
 
-// appendTo appends the reads to cmds, on c, the first time it is called.
-// A nil t appends nothing.
-func (t *aheadTrip) appendTo(cmds rueidis.Commands, c rueidis.DedicatedClient) rueidis.Commands {
-	if t == nil || t.sent {
-		return cmds
+// Carry returns the reads, on c, the first time it is asked.
+func (t *aheadTrip) Carry(c rueidis.DedicatedClient) rueidis.Commands {
+	if t.sent {
+		return nil
 	}
 	t.sent = true
 	b := t.b
+	var cmds rueidis.Commands
 	for i := range t.reads {
 		rd := &t.reads[i]
 		if _, probing := b.consumers.probe(c); !probing {
@@ -52,12 +53,15 @@ func (t *aheadTrip) appendTo(cmds rueidis.Commands, c rueidis.DedicatedClient) r
 	return cmds
 }
 
-// arrived takes the replies of the reads appendTo appended, in order; it
-// keeps what they gave for each worker and drops what failed.
+// Arrived takes the replies of the reads Carry gave, in order, whatever
+// the commit's outcome: it keeps what they gave for each worker and drops
+// what failed. It never holds c: it leaves no WATCH armed.
+func (t *aheadTrip) Arrived(_ rueidis.DedicatedClient, _ func(), res []rueidis.RedisResult, _ error) bool {
+	t.arrived(res)
+	return false
+}
+
 func (t *aheadTrip) arrived(res []rueidis.RedisResult) {
-	if t == nil || len(res) == 0 {
-		return
-	}
 	at := time.Now()
 	for _, rd := range t.reads {
 		look := res[:rd.look]

@@ -99,7 +99,7 @@ type reclaimer struct {
 	// Of the attempt under way.
 	ctx       context.Context
 	c         rueidis.DedicatedClient
-	t         *txn
+	t         *tx
 	out       Reclaimed
 	corrupt   error    // the outcome is CORRUPT, after what the writes did
 	consumers []Stream // streams whose group the commit makes worker a consumer of
@@ -120,12 +120,12 @@ func (r *reclaimer) look() (firstLook, error) {
 // watched, which the decision stands on; the states of the units it may
 // claim, when the second look could not prefetch them; and the commit
 // (docs/design.md#reclaim).
-func (r *reclaimer) attempt(ctx context.Context, c rueidis.DedicatedClient, t *txn) (rueidis.Commands, error) {
+func (r *reclaimer) attempt(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
 	r.ctx, r.c, r.t = ctx, c, t
 	r.out, r.corrupt, r.consumers = Reclaimed{}, nil, r.consumers[:0]
 	first, err := r.look()
 	if err != nil {
-		return nil, errUnwatched{err}
+		return nil, errUnwatched{Err: err}
 	}
 	if !first.anyCand && len(first.looked) == 0 {
 		// Nothing to claim or drop: a walk of both streams that finds
@@ -133,13 +133,13 @@ func (r *reclaimer) attempt(ctx context.Context, c rueidis.DedicatedClient, t *t
 		// some servers (see consumer.go). Creating a consumer twice
 		// does nothing, so no guard is needed.
 		_, err := r.bare(r.createConsumer(r.createConsumer(nil, StreamPriority), StreamUnits))
-		return nil, errUnwatched{err}
+		return nil, errUnwatched{Err: err}
 	}
 	second, err := r.secondLook(first)
 	if err != nil {
 		return nil, err
 	}
-	t.now = second.now
+	t.Now = second.now
 	walks, units, err := second.walk(first.looked, r.timeoutMS)
 	if err != nil {
 		return nil, err

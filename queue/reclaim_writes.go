@@ -76,7 +76,7 @@ func (r *reclaimer) writes(s secondLook, walks []streamWalk, states map[string]s
 			// XAUTOCLAIM drops an entry deleted from the stream from the
 			// pending list, and that ends its walk of this stream.
 			writes = append(writes, c.B().Xack().Key(k.stream(sc.stream)).Group(Group).Id(w.drop).Build())
-			writes = append(writes, r.b.dropGuard(c, k.entryGuard(sc.stream, w.drop), r.t.token)...)
+			writes = append(writes, r.b.dropGuard(c, k.entryGuard(sc.stream, w.drop), r.t.Token)...)
 			continue
 		}
 		if w.claim >= 0 {
@@ -110,7 +110,7 @@ func (r *reclaimer) claim(writes rueidis.Commands, s secondLook, sc streamScan, 
 	e.guard = b.keys.entryGuard(sc.stream, e.row.EntryID)
 	writes = append(writes,
 		c.B().Xclaim().Key(b.keys.stream(sc.stream)).Group(Group).Consumer(r.worker).MinIdleTime("0").Id(e.row.EntryID).Build(),
-		b.setGuard(c, e.guard, r.t.token))
+		b.setGuard(c, e.guard, r.t.Token))
 	rawState, ok := states[e.f.id]
 	if !ok {
 		r.corrupt = fmt.Errorf("%w: unit_state of %q is missing (reclaimed %s %s)", ErrCorrupt, e.f.id, sc.stream, e.row.EntryID)
@@ -140,7 +140,7 @@ func (r *reclaimer) finalizeExhausted(writes rueidis.Commands, s secondLook, e c
 	if s.recErr != nil {
 		return nil, s.recErr
 	}
-	writes = b.finalizeEntry(c, e.stream, e.row.EntryID, e.guard, r.t.token, ev, writes)
+	writes = b.finalizeEntry(c, e.stream, e.row.EntryID, e.guard, r.t.Token, ev, writes)
 	writes = append(writes, b.touchWorker(c, r.worker, s.rec, s.now, keepCurrent, 0))
 	return b.renew(c, writes), nil
 }

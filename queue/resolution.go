@@ -7,10 +7,11 @@ import (
 )
 
 // The reads and writes of a lost reply's resolution on the worker's guard
-// (see resolve in txn.go and docs/design.md#lost-replies).
+// (see resolveOnce in txn.go, the runner's resolve in queue/internal/txn,
+// and docs/design.md#lost-replies).
 
 // lookForToken WATCHes a worker's guard and tells whether it holds token,
-// with the server's time, for a resolution (see resolve). The WATCH is
+// with the server's time, for a resolution (see resolveOnce). The WATCH is
 // left armed.
 func (b *Build) lookForToken(ctx context.Context, c rueidis.DedicatedClient, workerGuard, token string) (found bool, now int64, err error) {
 	res := c.DoMulti(ctx,

@@ -106,3 +106,23 @@ func followsRoundTwoToItsEnd(t *testing.T, follow *proc, b *queue.Build) {
 	assert.Equal(t, 3, countEvents(evs, "finalized", ""), "round 1's two and round 2's one")
 	assert.Equal(t, 1, countEvents(evs, "round_opened", ""))
 }
+
+// `events --follow` of a build whose meta names a round that is not a
+// round number ends, naming the value (exit 2), as `hopper status` does
+// (queue.MetaRound): read as round 1, a running build would be followed
+// as if the round were not there. The log read before is printed.
+func TestEventsFollowEndsOnAMalformedRound(t *testing.T) {
+	url, build, c, ctx := runningBuild(t)
+	k := queue.BuildKeys(build)
+	require.NoError(t, c.Do(ctx, c.B().Hset().Key(k.Meta).FieldValue().FieldValue("round", "two").Build()).Error())
+
+	follow := start(t, t.TempDir(), baseEnv(), "events", "--build", build, "--redis", url, "--follow")
+	code := follow.wait(10 * time.Second)
+	assert.Equalf(t, 2, code, "got exit code %d, want 2 (the build is corrupt); stderr: %s", code, follow.stderr)
+	assert.Contains(t, follow.stderr.String(), `meta round "two" is not a round number`)
+	assert.Equal(t, 1, strings.Count(follow.stdout.String(), `"type":"delivered"`), "got stdout %q, want the delivered event", follow.stdout)
+
+	code, _, errs := hopper(t, t.TempDir(), baseEnv(), "status", "--build", build, "--redis", url, "--once")
+	assert.Equalf(t, 2, code, "status: got exit code %d, want 2; stderr: %s", code, errs)
+	assert.Contains(t, errs, `meta round "two" is not a round number`, "status says the same")
+}

@@ -61,7 +61,7 @@ func TestClusterTransactionAfterMoved(t *testing.T) {
 }
 
 // After a MOVED, the queue sends a plain command on the build's slot before
-// it tries again, "refreshing the client's slot map first" (queue/txn.go),
+// it tries again, "refreshing the client's slot map first" (queue/internal/txn/runner.go),
 // so the second attempt should reach the slot's new primary. It does not:
 // rueidis's plain command follows the redirect but leaves the slot map as
 // it is when it already holds a connection to the new primary (every

@@ -2,12 +2,10 @@ package cli
 
 import (
 	"bufio"
-	"fmt"
 	"time"
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
-	"github.com/redis/rueidis"
 )
 
 // followInterval is how often --follow looks for new events.
@@ -31,31 +29,33 @@ func (a *app) events(args []string) error {
 	}
 	defer client.Close()
 
-	keys := queue.BuildKeys(t.BuildID)
+	build, err := queue.Open(client, t.BuildID, queue.Options{})
+	if err != nil {
+		return usagef("%v", err)
+	}
 	out := bufio.NewWriter(a.s.Stdout)
 	defer out.Flush()
-	lp := &logPrinter{a: a, client: client, keys: keys, out: out, last: "-"}
+	lp := &logPrinter{a: a, build: build, out: out}
 	n, err := lp.read()
 	if err != nil {
 		return a.readErr(t.BuildID, err)
 	}
 	if !*follow {
 		if n == 0 {
-			return a.emptyLog(client, keys, t.BuildID)
+			return a.emptyLog(build, t.BuildID)
 		}
 		return nil
 	}
-	return a.followLog(client, keys, t.BuildID, lp)
+	return a.followLog(build, t.BuildID, lp)
 }
 
 // logPrinter prints a build's attempt log, one event a line, from where it
 // left off.
 type logPrinter struct {
-	a      *app
-	client rueidis.Client
-	keys   queue.Keys
-	out    *bufio.Writer
-	last   string // the XRANGE start of the next read
+	a     *app
+	build *queue.Build
+	out   *bufio.Writer
+	last  string // the id of the last entry printed; "": none yet
 	// round is the latest retry round of the events printed (a
 	// round_opened event carries the round it opens).
 	round int
@@ -63,39 +63,33 @@ type logPrinter struct {
 
 // read prints the entries logged since the last read, and counts them.
 func (lp *logPrinter) read() (int, error) {
-	client := lp.client
 	n := 0
-	for {
-		entries, err := client.Do(lp.a.ctx, client.B().Xrange().Key(lp.keys.Attempts).Start(lp.last).End("+").Count(1000).Build()).AsXRange()
-		if err != nil {
-			return n, err
+	err := lp.build.ReadAttemptsAfter(lp.a.ctx, lp.last, func(id, raw string, _ bool) error {
+		lp.out.WriteString(raw)
+		lp.out.WriteByte('\n')
+		if ev, err := events.Decode([]byte(raw)); err == nil {
+			lp.round = max(lp.round, ev.RoundOf())
 		}
-		for _, e := range entries {
-			raw := e.FieldValues["json"]
-			lp.out.WriteString(raw)
-			lp.out.WriteByte('\n')
-			if ev, err := events.Decode([]byte(raw)); err == nil {
-				lp.round = max(lp.round, ev.RoundOf())
-			}
-			lp.last = "(" + e.ID
-		}
-		n += len(entries)
-		if len(entries) < 1000 {
-			return n, lp.out.Flush()
-		}
+		lp.last = id
+		n++
+		return nil
+	})
+	if err != nil {
+		return n, err
 	}
+	return n, lp.out.Flush()
 }
 
 // emptyLog tells why a build's log, read without --follow, is empty: the
 // build was never published, or it is gone; a build just published has
 // logged nothing yet.
-func (a *app) emptyLog(client rueidis.Client, keys queue.Keys, buildID string) error {
-	if ok, err := a.buildExists(client, keys); err != nil {
+func (a *app) emptyLog(build *queue.Build, buildID string) error {
+	if p, err := build.ReadPresence(a.ctx); err != nil {
 		return a.readErr(buildID, err)
-	} else if !ok {
+	} else if len(p.Meta) == 0 && !p.Tombstone {
 		return exitf(exitInfrastructure, "build %s not found (never published, or not yet)", buildID)
 	}
-	if st, _, err := a.followDone(client, keys); err != nil {
+	if st, _, err := a.followDone(build); err != nil {
 		return a.readErr(buildID, err)
 	} else if st == followGone {
 		return errGone(buildID)
@@ -107,7 +101,7 @@ func (a *app) emptyLog(client rueidis.Client, keys queue.Keys, buildID string) e
 // complete or the build is gone, or the command is interrupted. A round
 // that opened between the look at meta and the read of the log shows in the
 // log as round_opened: it is followed too (see docs/design.md#rounds).
-func (a *app) followLog(client rueidis.Client, keys queue.Keys, buildID string, lp *logPrinter) error {
+func (a *app) followLog(build *queue.Build, buildID string, lp *logPrinter) error {
 	for {
 		select {
 		case <-a.ctx.Done():
@@ -116,7 +110,7 @@ func (a *app) followLog(client rueidis.Client, keys queue.Keys, buildID string, 
 		}
 		// Whether the build is done is read before the log, so that the
 		// events of the last finalize are printed before stopping.
-		done, round, err := a.followDone(client, keys)
+		done, round, err := a.followDone(build)
 		if err != nil && a.interrupted() {
 			return nil
 		}
@@ -145,11 +139,6 @@ func (a *app) readErr(buildID string, err error) error {
 	return exitf(exitInfrastructure, "reading build %s: %s", buildID, oneLine(err.Error()))
 }
 
-func (a *app) buildExists(client rueidis.Client, keys queue.Keys) (bool, error) {
-	n, err := client.Do(a.ctx, client.B().Exists().Key(keys.Meta, keys.Exists).Build()).AsInt64()
-	return n > 0, err
-}
-
 // errGone says that the build's state, its log with it, expired or was
 // evicted: exit 3, as the report's verdict "expired".
 func errGone(buildID string) error {
@@ -165,62 +154,25 @@ const (
 	followGone                        // published once, its state now gone: it can never complete
 )
 
-// followDone reads the latest round's meta and the tombstone, and says
-// which round it judged. A build whose meta is gone while its tombstone
-// lives has expired or been evicted: its log went with it and no unit will
-// ever be finalized, so following it further would wait for ever.
-func (a *app) followDone(client rueidis.Client, keys queue.Keys) (followState, int, error) {
-	keys, err := a.latestRound(client, keys)
+// followDone reads the latest round's state and counts and the tombstone
+// (queue.Build.ReadCompletion), and says which round it judged. A build
+// whose meta is gone while its tombstone lives has expired or been
+// evicted: its log went with it and no unit will ever be finalized, so
+// following it further would wait for ever. A round whose counts are not
+// counts, or a malformed round, is an error: it could never be read as
+// complete.
+func (a *app) followDone(build *queue.Build) (followState, int, error) {
+	c, err := build.ReadCompletion(a.ctx)
 	if err != nil {
 		return followOn, 0, err
 	}
-	st, err := a.roundDone(client, keys)
-	return st, keys.Round(), err
-}
-
-// roundDone reads one round's meta and the tombstone in one round trip.
-func (a *app) roundDone(client rueidis.Client, keys queue.Keys) (followState, error) {
-	res := client.DoMulti(a.ctx,
-		client.B().Hmget().Key(keys.Meta).Field("finalized_count", "total_units", "state").Build(),
-		client.B().Exists().Key(keys.Exists).Build())
-	vals, err := res[0].ToArray()
-	if err != nil {
-		return followOn, err
+	switch {
+	case !c.Published && c.Tombstone:
+		return followGone, c.Round, nil
+	case !c.Published:
+		return followOn, c.Round, nil // not published yet
+	case c.State != string(queue.StateReady), c.Finalized >= c.Total:
+		return followComplete, c.Round, nil
 	}
-	tomb, err := res[1].AsInt64()
-	if err != nil {
-		return followOn, err
-	}
-	if len(vals) != 3 {
-		return followOn, fmt.Errorf("HMGET %s replied %d values, want 3", keys.Meta, len(vals))
-	}
-	state, err := vals[2].ToString()
-	if err != nil { // no state: meta is not there (or not a publisher's)
-		if tomb == 1 {
-			return followGone, nil
-		}
-		return followOn, nil // not published yet
-	}
-	if state != "ready" {
-		return followComplete, nil
-	}
-	// A ready build's counts are the publisher's and the finalizers'
-	// whole numbers. One that is missing or not a count can never be read
-	// as complete: following on would wait for ever.
-	total, err := vals[1].AsInt64()
-	if err != nil {
-		raw, _ := vals[1].ToString()
-		return followOn, fmt.Errorf("meta %s is ready but its total_units %q is not a count: the build is corrupt", keys.Meta, raw)
-	}
-	var fin int64
-	if !vals[0].IsNil() {
-		if fin, err = vals[0].AsInt64(); err != nil {
-			raw, _ := vals[0].ToString()
-			return followOn, fmt.Errorf("meta %s is ready but its finalized_count %q is not a count: the build is corrupt", keys.Meta, raw)
-		}
-	}
-	if fin >= total {
-		return followComplete, nil
-	}
-	return followOn, nil
+	return followOn, c.Round, nil
 }

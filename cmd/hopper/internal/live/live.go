@@ -18,9 +18,6 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// logPage bounds one read of the attempt log.
-const logPage = 1000
-
 // ErrNoBuild: neither the build's meta nor its tombstone exists.
 var ErrNoBuild = errors.New("no such build")
 
@@ -118,10 +115,10 @@ type unit struct {
 // Tracker follows one build. Each Poll reads only the log entries written
 // since the last. Not safe for concurrent use.
 type Tracker struct {
-	client  rueidis.Client
+	build   *queue.Build
+	openErr error // the build id queue.Open refused, returned by Poll
 	buildID string
-	keys    queue.Keys
-	lastID  string
+	lastID  string // of the last log entry read; "": none yet
 	// rounds sums the log per retry round (see docs/design.md#rounds):
 	// a snapshot shows the latest round's alone, and one that opens while
 	// the build is followed starts from its own first event.
@@ -140,8 +137,10 @@ type tally struct {
 }
 
 // NewTracker follows build buildID through client, which the caller owns.
+// A build id queue refuses is Poll's error.
 func NewTracker(client rueidis.Client, buildID string) *Tracker {
-	return &Tracker{client: client, buildID: buildID, keys: queue.BuildKeys(buildID), lastID: "-", rounds: map[int]*tally{}}
+	b, err := queue.Open(client, buildID, queue.Options{})
+	return &Tracker{build: b, openErr: err, buildID: buildID, rounds: map[int]*tally{}}
 }
 
 // round returns the tally of round n, new when nothing of it was read.
@@ -157,40 +156,25 @@ func (t *Tracker) round(n int) *tally {
 // Poll reads the build once. ErrNoBuild: the build was never published (or
 // is not yet). A Redis error is returned as it is.
 func (t *Tracker) Poll(ctx context.Context) (Snapshot, error) {
-	c := t.client
-	res := c.DoMulti(ctx,
-		c.B().Hgetall().Key(t.keys.Meta).Build(),
-		c.B().Exists().Key(t.keys.Exists).Build(),
-		c.B().Hgetall().Key(t.keys.Workers).Build(),
-		c.B().Time().Build())
 	s := Snapshot{BuildID: t.buildID}
-	fields, err := res[0].AsStrMap()
+	if t.openErr != nil {
+		return s, t.openErr
+	}
+	look, err := t.build.ReadLook(ctx)
 	if err != nil {
 		return s, err
 	}
-	tomb, err := res[1].AsInt64()
-	if err != nil {
-		return s, err
-	}
-	workers, err := res[2].AsStrMap()
-	if err != nil {
-		return s, err
-	}
-	now, err := serverTime(res[3])
-	if err != nil {
-		return s, err
-	}
+	now := time.UnixMilli(look.NowMS)
 	s.Now = now
-	if len(fields) == 0 {
-		if tomb == 1 {
+	if len(look.Meta) == 0 {
+		if look.Tombstone {
 			s.Gone = true
 			return s, nil
 		}
 		return s, fmt.Errorf("%w: build %s", ErrNoBuild, t.buildID)
 	}
-	if s.Round, fields, workers, err = t.latestRound(ctx, fields, workers); err != nil {
-		return s, err
-	}
+	s.Round = look.Round
+	fields, workers := look.Meta, look.Workers
 	meta, err := report.ParseMeta(fields)
 	if err != nil {
 		return s, err
@@ -227,26 +211,17 @@ func (t *Tracker) Poll(ctx context.Context) (Snapshot, error) {
 
 // readLog reads the attempt log's entries after the last one read.
 func (t *Tracker) readLog(ctx context.Context) error {
-	c := t.client
-	for {
-		entries, err := c.Do(ctx, c.B().Xrange().Key(t.keys.Attempts).Start(t.lastID).End("+").Count(logPage).Build()).AsXRange()
+	return t.build.ReadAttemptsAfter(ctx, t.lastID, func(id, raw string, _ bool) error {
+		t.lastID = id
+		ev, err := events.Decode([]byte(raw))
 		if err != nil {
-			return err
+			return nil // the report says what is wrong with the log
 		}
-		for _, e := range entries {
-			t.lastID = "(" + e.ID
-			ev, err := events.Decode([]byte(e.FieldValues["json"]))
-			if err != nil {
-				continue // the report says what is wrong with the log
-			}
-			if ev.UnitScoped() {
-				t.round(ev.RoundOf()).apply(ev)
-			}
+		if ev.UnitScoped() {
+			t.round(ev.RoundOf()).apply(ev)
 		}
-		if len(entries) < logPage {
-			return nil
-		}
-	}
+		return nil
+	})
 }
 
 func (t *tally) apply(ev events.Event) {
@@ -295,17 +270,4 @@ func (t *tally) sum(s *Snapshot) {
 	}
 	s.FailedUnits = slices.Clone(t.failed)
 	s.Reclaims, s.Abandoned = t.reclaim, t.abandon
-}
-
-func serverTime(r rueidis.RedisResult) (time.Time, error) {
-	parts, err := r.AsStrSlice()
-	if err != nil || len(parts) != 2 {
-		return time.Time{}, fmt.Errorf("TIME: %v", err)
-	}
-	sec, err1 := strconv.ParseInt(parts[0], 10, 64)
-	usec, err2 := strconv.ParseInt(parts[1], 10, 64)
-	if err1 != nil || err2 != nil {
-		return time.Time{}, fmt.Errorf("TIME replied %q", parts)
-	}
-	return time.Unix(sec, usec*1000), nil
 }

@@ -1,4 +1,4 @@
-package queue
+package txn
 
 import (
 	"strconv"
@@ -20,7 +20,7 @@ import (
 //   - DEL: one DEL of all the keys.
 //
 // The merged command goes where the last of those it replaces stood, so
-// that each DEL still follows the SET before it (see dropGuard). Nothing
+// that each DEL still follows the SET before it (a guard's retirement, package queue's dropGuard). Nothing
 // else a batch writes reads what these write, and the transitions of a
 // batch share no worker, unit or entry, so the state EXEC leaves is the one
 // the commands one by one would have left. The replies are not read but
@@ -49,11 +49,11 @@ func mergeKindOf(parts []string) (mergeKind, []string, bool) {
 	return mergeKind{}, nil, false
 }
 
-// mergeWrites returns writes with the commands of one kind merged, each at
+// MergeWrites returns writes with the commands of one kind merged, each at
 // the place of the last of its kind, in writes' own array. It must run
 // before writes are sent: it reads their words, and rueidis recycles a
 // command once it is done.
-func mergeWrites(c rueidis.DedicatedClient, writes rueidis.Commands) rueidis.Commands {
+func MergeWrites(b rueidis.Builder, writes rueidis.Commands) rueidis.Commands {
 	type group struct {
 		kind    mergeKind
 		last, n int
@@ -107,21 +107,21 @@ func mergeWrites(c rueidis.DedicatedClient, writes rueidis.Commands) rueidis.Com
 		case g.n == 1:
 			out = append(out, cmd)
 		case i == g.last:
-			out = append(out, mergedCommand(c, kind, g.args, g.sum))
+			out = append(out, mergedCommand(b, kind, g.args, g.sum))
 		}
 	}
 	clear(writes[len(out):])
 	return out
 }
 
-func mergedCommand(c rueidis.DedicatedClient, kind mergeKind, args []string, sum int64) rueidis.Completed {
+func mergedCommand(b rueidis.Builder, kind mergeKind, args []string, sum int64) rueidis.Completed {
 	switch kind.name {
 	case "HSET":
-		return c.B().Arbitrary("HSET").Keys(kind.key).Args(args...).Build()
+		return b.Arbitrary("HSET").Keys(kind.key).Args(args...).Build()
 	case "XACK":
-		return c.B().Arbitrary("XACK").Keys(kind.key).Args(append([]string{kind.sub}, args...)...).Build()
+		return b.Arbitrary("XACK").Keys(kind.key).Args(append([]string{kind.sub}, args...)...).Build()
 	case "HINCRBY":
-		return c.B().Arbitrary("HINCRBY").Keys(kind.key).Args(kind.sub, strconv.FormatInt(sum, 10)).Build()
+		return b.Arbitrary("HINCRBY").Keys(kind.key).Args(kind.sub, strconv.FormatInt(sum, 10)).Build()
 	}
-	return c.B().Arbitrary("DEL").Keys(args...).Build()
+	return b.Arbitrary("DEL").Keys(args...).Build()
 }

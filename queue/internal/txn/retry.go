@@ -1,4 +1,4 @@
-package queue
+package txn
 
 import (
 	"context"
@@ -7,11 +7,19 @@ import (
 	"time"
 )
 
+// Policy bounds a transition's tries (package queue's Options of the same
+// names).
+type Policy struct {
+	MaxAttempts               int
+	BackoffFloor, BackoffCeil time.Duration
+	ClusterWait, ResolveWait  time.Duration
+}
+
 // A transition starts over for reasons of three kinds, and each has a bound
 // of its own (see docs/design.md#cluster):
 //
-//   - contention: a watched guard changed (errAborted) or the reads found
-//     the world moved under them (errRetry). Another worker got there
+//   - contention: a watched guard changed (ErrAborted) or the reads found
+//     the world moved under them (ErrRetry). Another worker got there
 //     first, and trying again soon is right: MaxAttempts tries, with a
 //     backoff between BackoffFloor and BackoffCeil.
 //   - the cluster: the build's slot is on another node (MOVED), half moved
@@ -45,13 +53,13 @@ const clusterBackoffCeil = 100 * time.Millisecond
 // classify tells why err, the outcome of one attempt, may be tried again.
 func classify(ctx context.Context, err error) retryKind {
 	switch {
-	case errors.Is(err, errAborted):
+	case errors.Is(err, ErrAborted):
 		return retryContended
-	case errors.Is(err, errRetry):
+	case errors.Is(err, ErrRetry):
 		return retryReread
-	case isRedirect(err):
+	case IsRedirect(err):
 		return retryCluster
-	case isConnErr(ctx, err):
+	case IsConnErr(ctx, err):
 		return retryConn
 	}
 	return retryNone
@@ -61,13 +69,13 @@ func classify(ctx context.Context, err error) retryKind {
 // lost to contention, since when the cluster or the connection has been
 // failing it, and the next waits.
 type retrier struct {
-	opts                 *Options
+	opts                 Policy
 	contended            int           // attempts lost to contention
 	wait, clusterWait    time.Duration // next backoffs, before jitter
 	unserved, disconnect time.Time     // first cluster reply, first connection failure; zero: none yet
 }
 
-func newRetrier(opts *Options) *retrier {
+func newRetrier(opts Policy) *retrier {
 	return &retrier{opts: opts, wait: opts.BackoffFloor, clusterWait: opts.BackoffFloor}
 }
 
@@ -107,7 +115,7 @@ func (r *retrier) next(kind retryKind, err error, now time.Time) (time.Duration,
 
 // backoff returns the jittered wait *d, and doubles *d up to ceil.
 func (r *retrier) backoff(d *time.Duration, ceil time.Duration) time.Duration {
-	w := jitter(*d)
+	w := Jitter(*d)
 	*d = min(*d*2, ceil)
 	return w
 }

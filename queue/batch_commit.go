@@ -1,0 +1,87 @@
+package queue
+
+import (
+	"context"
+
+	"github.com/hopper-queue/hopper/queue/internal/txn"
+	"github.com/redis/rueidis"
+)
+
+// commitBatch commits ops (distinct workers, entries and units) in one
+// transaction. An op refused on what it read (stale, corrupt) gets its
+// refusal and writes nothing; the others go on. An error of the commit
+// itself is that of every op that had something to write. from is the
+// batch's first round trip, made behind the commit before it; behind, what
+// its commit carries (see chain.go and kept_reads.go).
+func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch, behind []txn.Behind[rueidis.DedicatedClient]) {
+	k := b.keys
+	trip := from.tripOr(b, ops)
+	shared, gs := trip.shared, trip.gs
+	kept := from != nil && from.kept
+	err := b.commitLinked(ctx, ops[0].mode, gs[0].worker, link{From: from.held(), Behind: behind}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
+		res := t.First
+		if res == nil {
+			res = c.DoMulti(ctx, b.appendTripCommands(make(rueidis.Commands, 0, shared+2+len(ops)), c, ops, trip)...)
+		}
+		if err := res[0].Error(); err != nil {
+			return nil, err
+		}
+		var common held
+		var err error
+		if common.metaExists, err = b.metaFound(res[1]); err != nil {
+			if t.First != nil && kept {
+				return nil, errRetry // never refuse on reads made before the call
+			}
+			return nil, err
+		}
+		if common.metaExists {
+			if common.now, err = b.tripNow(ctx, c, trip, res); err != nil {
+				return nil, err
+			}
+			t.Now = common.now
+		}
+		var ts *tailState
+		if trip.tail {
+			if ts, err = readTail(res[shared-tailReadCount : shared]); err != nil {
+				return nil, err
+			}
+		}
+		var writes rueidis.Commands
+		replies := trip.reads.replies(len(ops), res[shared:shared+trip.reads.count(len(ops))])
+		for i, op := range ops {
+			h := common
+			if op.err = replies.held(k, i, op, &h); op.err != nil {
+				continue
+			}
+			b.entries.learnChecked(trip.reads, i, op, h)
+			w, err := op.decide(c, h, gs[i], ts, t.Token)
+			if err != nil {
+				op.err = err
+				continue
+			}
+			if i > 0 {
+				// The runner records the token on the first op's worker
+				// guard; every other worker whose record changes gets it too.
+				writes = b.appendTokenRecord(writes, c, t, gs[i].worker)
+			}
+			writes = append(writes, w...)
+		}
+		if t.First != nil && kept && refused(ops) {
+			return nil, errRetry // never refuse on reads made before the call
+		}
+		if len(writes) == 0 {
+			return nil, nil // every op was refused: nothing to commit
+		}
+		if len(ops) > 1 {
+			writes = txn.MergeWrites(c.B(), writes)
+		}
+		return b.renew(c, writes), nil
+	})
+	for _, op := range ops {
+		if err != nil && op.err == nil {
+			// An op refused on what it read keeps its refusal: it had
+			// nothing to commit. The others share the commit's fate.
+			op.err = err
+		}
+	}
+}

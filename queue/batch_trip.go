@@ -1,0 +1,60 @@
+package queue
+
+import "github.com/redis/rueidis"
+
+// batchTrip is the shape of a batch's first round trip: WATCH of every
+// guard, EXISTS meta, TIME when the clock is due, the tail's reads when it may requeue, then the
+// reads of its ops (batchReads).
+type batchTrip struct {
+	gs     []guards // of each op
+	watch  []string
+	tail   bool
+	time   bool // it carries a TIME: the Build's clock is due (clock.go)
+	shared int  // replies before the ops' reads
+	reads  batchReads
+}
+
+func (b *Build) planTrip(ops []*fencedOp) batchTrip {
+	tr := batchTrip{gs: make([]guards, len(ops)), watch: make([]string, 0, 2*len(ops)+1), shared: 2}
+	if tr.time = b.clock.due(); tr.time {
+		tr.shared++
+	}
+	for i, op := range ops {
+		tr.gs[i] = b.guardsOf(op.r)
+		tr.watch = append(tr.watch, tr.gs[i].worker)
+		if entryGuards {
+			tr.watch = append(tr.watch, tr.gs[i].entry)
+		}
+		tr.tail = tr.tail || op.tail
+		if op.readsState() {
+			tr.reads.units++
+		}
+	}
+	tr.reads.known = b.entries.unitsOf(ops)
+	for i, op := range ops {
+		if tr.reads.ranges(i, op) {
+			tr.reads.ranged++
+		}
+	}
+	if tr.tail {
+		// The tail guard orders requeues with every other requeue: they
+		// pick priority ids from the same tail and read the same count of
+		// units in retry. Nothing else writes it.
+		tr.watch = append(tr.watch, b.keys.tailGuard())
+		tr.shared += tailReadCount
+	}
+	return tr
+}
+
+// appendTripCommands appends to cmds the first round trip of ops, shaped
+// as tr.
+func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
+	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.metaRead(c))
+	if tr.time {
+		cmds = append(cmds, c.B().Time().Build())
+	}
+	if tr.tail {
+		cmds = append(cmds, tailReads(b, c)...)
+	}
+	return b.appendBatchReads(cmds, c, ops, tr.reads)
+}

@@ -54,10 +54,15 @@ const (
 // state gone (docs/design.md#ttls). A Build that must run guarded builds
 // only (Transition's) also asks for the mark, in the same command.
 func (b *Build) metaRead(c rueidis.DedicatedClient) rueidis.Completed {
+	return b.metaReadOn(c.B())
+}
+
+// metaReadOn is metaRead, built with bld.
+func (b *Build) metaReadOn(bld rueidis.Builder) rueidis.Completed {
 	if b.guardedOnly {
-		return c.B().Hmget().Key(b.keys.Meta).Field(metaState, metaGuarded).Build()
+		return bld.Hmget().Key(b.keys.Meta).Field(metaState, metaGuarded).Build()
 	}
-	return c.B().Hexists().Key(b.keys.Meta).Field(metaState).Build()
+	return bld.Hexists().Key(b.keys.Meta).Field(metaState).Build()
 }
 
 // metaFound reads metaRead's reply: whether meta holds its state. A meta

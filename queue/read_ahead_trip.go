@@ -16,18 +16,22 @@ type aheadTrip struct {
 	b     *Build
 	reads []aheadRead
 	sent  bool
+	at    time.Time // when Carry gave the reads
 }
 
 // aheadRead is the reads of one worker: its reclaim's first look (when
-// the consumer policy is known: its probe is left to the reclaim), then,
-// entries set, XREADGROUP of stream, COUNT n, without waiting.
+// due, see reclaim_pace.go, and the consumer policy is known: its probe
+// is left to the reclaim), else the priority stream's info alone, for its
+// last-generated-id (aheadPrio); then, entries set, XREADGROUP of stream,
+// COUNT n, without waiting.
 type aheadRead struct {
 	worker   string
 	n        int
 	opts     ReserveOptions
 	entries  bool
 	stream   Stream
-	look     int // replies of the first look; 0: not sent
+	look     int  // replies of the first look; 0: not sent
+	info     bool // the priority stream's info sent in its place
 	learning []entryAt
 }
 
@@ -36,15 +40,19 @@ func (t *aheadTrip) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 	if t.sent {
 		return nil
 	}
-	t.sent = true
+	t.sent, t.at = true, time.Now()
 	b := t.b
 	var cmds rueidis.Commands
 	for i := range t.reads {
 		rd := &t.reads[i]
-		if _, probing := b.consumers.probe(c); !probing {
-			look, learning := b.firstLookCmds(c, rd.opts.Timeout.Milliseconds())
+		timeoutMS := rd.opts.Timeout.Milliseconds()
+		if _, probing := b.consumers.probe(c); !probing && b.reclaims.due(timeoutMS, t.at) {
+			look, learning := b.firstLookCmds(c, timeoutMS)
 			cmds = append(cmds, look...)
 			rd.look, rd.learning = len(look), learning
+		} else {
+			cmds = append(cmds, c.B().XinfoStream().Key(b.keys.Priority).Build())
+			rd.info = true
 		}
 		if rd.entries {
 			cmds = append(cmds, c.B().Xreadgroup().Group(Group, rd.worker).Count(int64(rd.n)).Streams().Key(b.keys.stream(rd.stream)).Id(">").Build())
@@ -70,10 +78,14 @@ func (t *aheadTrip) arrived(res []rueidis.RedisResult) {
 		var prio aheadPrio
 		if rd.look > 0 && noneLost(look) {
 			r := &reclaimer{b: t.b, worker: rd.worker, timeoutMS: rd.opts.Timeout.Milliseconds(), fallbackMax: float64(rd.opts.MaxReclaims)}
-			if got, err := r.parseFirstLook(look, rd.learning); err == nil {
+			if got, err := r.parseFirstLook(look, rd.learning, t.at); err == nil {
 				f = &got
 				prio.gen = lastGenerated(look[2+2])
 			}
+		}
+		if rd.info {
+			prio.gen = lastGenerated(res[0])
+			res = res[1:]
 		}
 		var got []stashed
 		if rd.entries {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/hopper-queue/hopper/budget"
 	"github.com/redis/rueidis"
@@ -30,11 +31,12 @@ func (r *reclaimer) firstLook() (firstLook, error) {
 	if probing {
 		cmds = append(cmds, info)
 	}
+	sent := time.Now()
 	res := c.DoMulti(r.ctx, cmds...)
 	if probing {
 		b.consumers.learn(res[len(res)-1])
 	}
-	return r.parseFirstLook(res, learning)
+	return r.parseFirstLook(res, learning, sent)
 }
 
 // firstLookCmds are the first look's reads, the consumer policy's probe
@@ -52,8 +54,9 @@ func (b *Build) firstLookCmds(c rueidis.DedicatedClient, timeoutMS int64) (rueid
 	return cmds, learning
 }
 
-// parseFirstLook reads the replies of firstLookCmds.
-func (r *reclaimer) parseFirstLook(res []rueidis.RedisResult, learning []entryAt) (firstLook, error) {
+// parseFirstLook reads the replies of firstLookCmds, sent at sent, and
+// tells the Build's reclaim pace whether the look was quiet.
+func (r *reclaimer) parseFirstLook(res []rueidis.RedisResult, learning []entryAt, sent time.Time) (firstLook, error) {
 	b := r.b
 	for i, at := range learning {
 		b.entries.learnRanged(at, res[2+scanReplies+i])
@@ -77,6 +80,7 @@ func (r *reclaimer) parseFirstLook(res []rueidis.RedisResult, learning []entryAt
 	}
 	maxRaw, maxOK := optionalStringOK(res[1])
 	f.maxReclaims = budget.Frozen(maxRaw, maxOK, r.fallbackMax)
+	b.reclaims.looked(r.timeoutMS, sent, !f.anyCand && len(f.looked) == 0)
 	return f, nil
 }
 

@@ -36,11 +36,11 @@ type ReserveOptions struct {
 	// ReadAhead: the worker will reserve again, with the same n, once it
 	// has settled what this call gives. The settlement that leaves it
 	// holding nothing then carries, behind its EXEC, the reads of its next
-	// reservation (the reclaim's first look, then XREADGROUP of one stream,
-	// COUNT n, without waiting), and the next ReserveBatch of the worker
-	// starts from their replies instead of round trips of its own. The
-	// entries those reads deliver are pending under the worker at once: a
-	// worker that stops without reserving again (and did not call
+	// reservation (the reclaim's first look when due, then XREADGROUP of
+	// one stream, COUNT n, without waiting), and the next ReserveBatch of
+	// the worker starts from their replies instead of round trips of its
+	// own. The entries those reads deliver are pending under the worker
+	// at once: a worker that stops without reserving again (and did not call
 	// StopReadAhead before its last settlement) leaves them to be
 	// reclaimed by another worker after the timeout, each spending one of
 	// its unit's reclaims; one that reserves fewer leaves the rest waiting,
@@ -74,7 +74,9 @@ func (o ReserveOptions) withDefaults() (ReserveOptions, error) {
 // Reserve gives worker its next unit, if any:
 //  1. Reclaim first: a unit whose owner has been silent for opts.Timeout is
 //     taken over (or, past its reclaim budget, finalized as failed, which
-//     gives nothing).
+//     gives nothing). A look that found nothing idle stays good for the
+//     Build's reservations for an eighth of the timeout, at most a second
+//     (see reclaim_pace.go).
 //  2. Else a new entry of the priority stream (requeued units), without
 //     waiting, then of the units stream, waiting up to opts.Block.
 //  3. A new entry is accounted for (a delivered event). If someone reclaimed

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/redis/rueidis"
 )
@@ -37,23 +38,27 @@ func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts Res
 	ahead := b.ahead.take(worker, opts) // see read_ahead.go
 	rest, lookOnly := ahead.stash, false
 	defer func() { b.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest, lookOnly) }()
+	timeoutMS := opts.Timeout.Milliseconds()
+	look := ahead.look != nil || b.reclaims.due(timeoutMS, time.Now()) // see reclaim_pace.go
 	for len(rest) > 0 {
 		// Delivered already, and heartbeated by nothing: they go before
 		// a reclaim the look shows, which the next read-ahead's look,
 		// alone, then brings.
 		if rs, rest, err = b.accountStashed(ctx, worker, n, rest); err != nil || len(rs) > 0 {
-			lookOnly = ahead.look == nil || ahead.look.anyCand || len(ahead.look.looked) > 0
+			lookOnly = ahead.look == nil && look || ahead.look != nil && (ahead.look.anyCand || len(ahead.look.looked) > 0)
 			return rs, err
 		}
 	}
-	rc, err := b.reclaimOn(ctx, worker, opts.Timeout.Milliseconds(), float64(opts.MaxReclaims), ahead.look)
-	if err != nil {
-		return nil, corruptIfNoGroup(err)
+	if look {
+		rc, err := b.reclaimOn(ctx, worker, timeoutMS, float64(opts.MaxReclaims), ahead.look)
+		if err != nil {
+			return nil, corruptIfNoGroup(err)
+		}
+		if rc.Status == ReclaimTaken {
+			return []Reservation{rc.Reservation}, nil
+		}
 	}
-	if rc.Status == ReclaimTaken {
-		return []Reservation{rc.Reservation}, nil
-	}
-	return b.readNew(ctx, worker, n, opts)
+	return b.readNew(ctx, worker, n, opts, !look)
 }
 
 // accountStashed accounts for up to n entries read ahead for worker, of
@@ -80,26 +85,17 @@ func (b *Build) accountStashed(ctx context.Context, worker string, n int, stash 
 
 // readNew reads up to n new entries for worker, of the priority stream,
 // else of the units stream (waiting up to opts.Block), and accounts for
-// them.
-func (b *Build) readNew(ctx context.Context, worker string, n int, opts ReserveOptions) ([]Reservation, error) {
+// them. checkMeta: no first look read meta, so the priority read does, in
+// the same round trip, and a build whose meta is gone is corrupt before
+// any wait.
+func (b *Build) readNew(ctx context.Context, worker string, n int, opts ReserveOptions, checkMeta bool) ([]Reservation, error) {
 	for _, s := range []Stream{StreamPriority, StreamUnits} {
-		read := b.client.B().Xreadgroup().Group(Group, worker).Count(int64(n))
-		var cmd rueidis.Completed
-		if s == StreamPriority {
-			cmd = read.Streams().Key(b.keys.Priority).Id(">").Build()
-		} else {
-			// A blocking command: rueidis sends it on a connection of its
-			// own, so the wait holds up no other command.
-			cmd = read.Block(opts.Block.Milliseconds()).Streams().Key(b.keys.Units).Id(">").Build()
-		}
-		rctx, cancel := boundedRead(ctx, readBound(opts.Block))
-		entries, err := b.client.Do(rctx, cmd).AsXRead()
-		cancel()
+		entries, err := b.readStream(ctx, worker, s, n, opts.Block, checkMeta && s == StreamPriority)
 		if rueidis.IsRedisNil(err) {
 			continue
 		}
 		if err != nil {
-			return nil, corruptIfNoGroup(fmt.Errorf("queue: XREADGROUP %s: %w", s, err))
+			return nil, err
 		}
 		var rs []Reservation
 		for _, list := range entries {
@@ -118,4 +114,41 @@ func (b *Build) readNew(ctx context.Context, worker string, n int, opts ReserveO
 		}
 	}
 	return nil, nil
+}
+
+// readStream reads up to n new entries of s for worker: the priority
+// stream without waiting, the units stream waiting up to block (a
+// blocking command: rueidis sends it on a connection of its own, so the
+// wait holds up no other command). checkMeta: meta is read first, in the
+// same round trip.
+func (b *Build) readStream(ctx context.Context, worker string, s Stream, n int, block time.Duration, checkMeta bool) (map[string][]rueidis.XRangeEntry, error) {
+	bld := b.client.B()
+	read := bld.Xreadgroup().Group(Group, worker).Count(int64(n))
+	var cmd rueidis.Completed
+	if s == StreamPriority {
+		cmd = read.Streams().Key(b.keys.Priority).Id(">").Build()
+	} else {
+		cmd = read.Block(block.Milliseconds()).Streams().Key(b.keys.Units).Id(">").Build()
+	}
+	rctx, cancel := boundedRead(ctx, readBound(block))
+	defer cancel()
+	cmds := rueidis.Commands{cmd}
+	if checkMeta {
+		cmds = rueidis.Commands{b.metaReadOn(bld), cmd}
+	}
+	res := b.client.DoMulti(rctx, cmds...)
+	if checkMeta {
+		found, err := b.metaFound(res[0])
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return nil, fmt.Errorf("%w: meta is missing or holds no state (reservation by %q)", ErrCorrupt, worker)
+		}
+	}
+	entries, err := res[len(res)-1].AsXRead()
+	if err != nil && !rueidis.IsRedisNil(err) {
+		return nil, corruptIfNoGroup(fmt.Errorf("queue: XREADGROUP %s: %w", s, err))
+	}
+	return entries, err
 }

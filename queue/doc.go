@@ -31,9 +31,10 @@
 //     computed: the first to come publishes, the others load what it
 //     published and check that they run the same suite.
 //   - Reserve, again and again: it reclaims a unit whose owner went quiet,
-//     or takes a new one. Nothing to take is not the end: Liveness keeps the
-//     build alive while lost units may come back, and Progress tells when
-//     every unit is final.
+//     or takes a new one. With ReserveOptions.ReadAhead the next
+//     reservation's reads ride behind the settlement's EXEC. Nothing to
+//     take is not the end: Liveness keeps the build alive while lost units
+//     may come back, and Progress tells when every unit is final.
 //   - While a unit runs, Heartbeat renews the hold; past the unit's budget,
 //     Abandon gives it up to a reclaim.
 //   - Settle with Finalize (passed, or failed for good) or Requeue (failed,
@@ -47,8 +48,9 @@
 //
 // Observers (a report, a follower of the log) read without renewing or
 // writing anything, so that watching a build never keeps a dead one alive:
-// ReadPresence, ReadPoll, ReadAttempts and ReadUnitIDs, with ParseMeta to
-// read meta as any publisher left it.
+// ReadPresence, ReadPoll, ReadAttempts and ReadUnitIDs for a report;
+// ReadLook, ReadAttemptsAfter and ReadCompletion for a follower of a
+// running build; ParseMeta to read meta as any publisher left it.
 //
 // Two ways in: the typed API on *Build, and Transition, which takes and
 // returns exactly what callers of the transition script hopper replaces

@@ -84,17 +84,16 @@ func newBatcher() batcher {
 // retrying only when every caller in it has given up (see batchContext).
 func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
 	op.ctx = ctx
-	kept := b.kept.take(b, op)
-	if batch := q.s.Start(op, awaitWakeup); batch != nil {
-		if kept != nil && len(batch) > 1 { // read for op alone
-			go kept.drop()
-			kept = nil
+	if kept := b.kept.take(b, op); kept != nil {
+		if batch := q.s.StartAlone(op); batch != nil {
+			q.run(b, batch, kept) // read for op alone: no lane to wait for
+			return op.err
 		}
-		q.run(b, batch, kept)
-		return op.err
-	}
-	if kept != nil {
 		go kept.drop()
+	}
+	if batch := q.s.Start(op, awaitWakeup); batch != nil {
+		q.run(b, batch, nil)
+		return op.err
 	}
 	var w wakeup
 	select {

@@ -91,6 +91,26 @@ func (s *Scheduler[T]) Start(op T, queued func(T)) []T {
 	return nil
 }
 
+// StartAlone opens a batch of op alone, whatever the lanes, when nothing
+// of its own is in flight or waiting; nil: op must go through Start. It is
+// for an op that commits on a connection it already holds, watching its
+// guards (kept reads): its commit costs one round trip and shares nothing,
+// so it need not wait for a lane, and its reads, given back while it
+// waited, would cost the server their work and one more command.
+func (s *Scheduler[T]) StartAlone(op T) []T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := op.Claims()
+	if !s.mayLead(c) || s.waiting(c) {
+		return nil
+	}
+	s.lanes++
+	s.tailBusy = s.tailBusy || c.Tail
+	batch := []T{op}
+	s.mark(batch, 1)
+	return batch
+}
+
 // Withdraw takes op off the queue, for a caller that gave up waiting. false:
 // op was already taken into a batch, which runs it.
 func (s *Scheduler[T]) Withdraw(op T) bool {

@@ -29,8 +29,8 @@ func (m ops) build() map[string]*op {
 	return out
 }
 
-// A step is "start a", "finish a" (the batch a leads), "follow" or
-// "withdraw a"; its outcome the batches opened, each its ops by name,
+// A step is "start a", "alone a" (StartAlone), "finish a" (the batch a
+// leads), "follow" or "withdraw a"; its outcome the batches opened, each its ops by name,
 // batches apart by "|", "-" for none (or true or false for withdraw).
 type step struct{ do, want string }
 
@@ -77,6 +77,9 @@ func run(t *testing.T, l Limits, m ops, steps []step) {
 			b := led[arg]
 			delete(led, arg)
 			got = opened(s.Finish(b)...)
+		case "alone":
+			require.Contains(t, byName, arg)
+			got = opened(s.StartAlone(byName[arg]))
 		case "follow":
 			got = opened(s.Follow())
 		case "withdraw":
@@ -101,6 +104,25 @@ var batchOrder = []struct {
 	steps: []step{
 		{"start a", "a"}, {"start b", "b"}, {"start c", "-"}, {"start d", "-"}, {"start e", "-"},
 		{"finish b", "c d e"}, {"finish a", "-"}, {"finish c", "-"},
+	},
+}, {
+	name: "alone: past the lanes, sharing nothing, leaving the waiting ones waiting",
+	ops:  ops{"a": "w1 u1 e1", "b": "w2 u2 e2", "c": "w3 u3 e3", "k": "w4 u4 e4"},
+	steps: []step{
+		{"start a", "a"}, {"start b", "b"}, {"start c", "-"}, {"alone k", "k"},
+		{"finish k", "-"}, {"finish a", "c"}, {"finish b", "-"},
+	},
+}, {
+	name:   "alone: a lane it took beyond the limit opens nothing when given back",
+	limits: Limits{MaxBatch: 32, MaxLanes: 1},
+	ops:    ops{"a": "w1 u1 e1", "k": "w4 u4 e4", "c": "w3 u3 e3"},
+	steps:  []step{{"alone k", "k"}, {"start a", "-"}, {"start c", "-"}, {"finish k", "a c"}},
+}, {
+	name: "alone: not while one of its own is in flight or waiting",
+	ops:  ops{"a": "w1 u1 e1", "b": "w2 u2 e2", "c": "w3 u3 e3", "k": "w3 u4 e4", "m": "w5 u1 e5"},
+	steps: []step{
+		{"start a", "a"}, {"start b", "b"}, {"start c", "-"}, {"alone k", "-"}, {"alone m", "-"},
+		{"finish a", "c"}, {"alone m", "m"},
 	},
 }, {
 	name:   "maxBatch: the rest waits for the next",

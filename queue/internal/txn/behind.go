@@ -21,6 +21,12 @@ type Link[C Conn] struct {
 	From *Held[C]
 	// Behind are sent, in order, behind each commit's EXEC.
 	Behind []Behind[C]
+	// Final, when set, is offered c, still watching, when an attempt
+	// decides there is nothing to commit: holds, it keeps c, which
+	// release gives back; else the runner disarms c and gives it back.
+	// A refusal's WATCH can serve a transition that decides nothing on
+	// what was read (docs/design.md#kept-watches).
+	Final func(c C, release func()) (holds bool)
 }
 
 // Behind is what a commit carries behind its EXEC, in the same write.

@@ -116,7 +116,7 @@ func (r *Runner[C, R]) Commit(ctx context.Context, mode, guard string, l Link[C]
 			c, release = r.Env.Dedicate(node)
 		}
 		from = nil // used, or its replies were lost: nothing to give back
-		handed, ambiguous, err := r.once(dctx, guard, l.Behind, try, t, c, release)
+		handed, ambiguous, err := r.once(dctx, guard, l, try, t, c, release)
 		if !handed {
 			release()
 		}
@@ -158,14 +158,18 @@ func (r *Runner[C, R]) Commit(ctx context.Context, mode, guard string, l Link[C]
 }
 
 // once runs one attempt on c and, when it has something to commit, sends
-// the commit with behind's commands after the EXEC. handed: one of behind
-// now holds c. ambiguous: the connection failed after the commit was sent.
+// the commit with l.Behind's commands after the EXEC. handed: one of
+// l.Behind, or l.Final, now holds c. ambiguous: the connection failed
+// after the commit was sent.
 //
 // A deadline-free ctx is never passed here (see DedicatedContext).
-func (r *Runner[C, R]) once(ctx context.Context, guard string, behind []Behind[C], try Attempt[C, R], t *Txn[R], c C, release func()) (handed, ambiguous bool, err error) {
+func (r *Runner[C, R]) once(ctx context.Context, guard string, l Link[C], try Attempt[C, R], t *Txn[R], c C, release func()) (handed, ambiguous bool, err error) {
 	writes, err := try(ctx, c, t)
 	if u, ok := err.(Unwatched); ok {
 		return false, false, u.Err
+	}
+	if err == nil && writes == nil && l.Final != nil && l.Final(c, release) {
+		return true, false, nil
 	}
 	if err != nil || writes == nil {
 		Unwatch(c)
@@ -190,7 +194,7 @@ func (r *Runner[C, R]) once(ctx context.Context, guard string, behind []Behind[C
 	cmds = append(cmds, c.B().Exec().Build())
 	own := len(cmds)
 	var room [4]carried[C]
-	cmds, carried := carry(c, behind, cmds, room[:0])
+	cmds, carried := carry(c, l.Behind, cmds, room[:0])
 	res := c.DoMulti(ctx, cmds...)
 	ambiguous, err = ExecOutcome(res[:own], "commit")
 	if err == nil {

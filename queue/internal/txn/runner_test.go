@@ -187,3 +187,51 @@ func TestMovedGoesToTheNodeItNames(t *testing.T) {
 	require.NoError(t, e.runner().Commit(context.Background(), "m", guard, Link[*fakeConn]{}, writes(nil)))
 	assert.Equal(t, []string{"", "10.0.0.2:7001"}, e.addrs)
 }
+
+func TestFinalKeepsTheConnectionOfNothingToCommit(t *testing.T) {
+	e := newFakeEnv(t)
+	var kept *fakeConn
+	final := func(c *fakeConn, release func()) bool { kept = c; return true }
+	err := e.runner().Commit(context.Background(), "m", guard, Link[*fakeConn]{Final: final}, func(ctx context.Context, c *fakeConn, t *Txn[string]) (rueidis.Commands, error) {
+		c.DoMulti(ctx, c.B().Watch().Key("{b}:g").Build())
+		return nil, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, [][]string{{"WATCH {b}:g"}}, e.sent, "still watching: no UNWATCH")
+	assert.Zero(t, e.released, "Final holds it")
+	assert.Same(t, e.conns[0], kept)
+}
+
+func TestFinalDeclinedOrNotOffered(t *testing.T) {
+	refused := errors.New("stale")
+	watchThen := func(err error) Attempt[*fakeConn, string] {
+		return func(ctx context.Context, c *fakeConn, t *Txn[string]) (rueidis.Commands, error) {
+			c.DoMulti(ctx, c.B().Watch().Key("{b}:g").Build())
+			return nil, err
+		}
+	}
+	for name, tc := range map[string]struct {
+		holds bool
+		try   Attempt[*fakeConn, string]
+		err   error
+		asked int
+		sent  [][]string
+	}{
+		"declined":          {try: watchThen(nil), asked: 1, sent: [][]string{{"WATCH {b}:g"}, {"UNWATCH"}}},
+		"not for a refusal": {holds: true, try: watchThen(refused), err: refused, sent: [][]string{{"WATCH {b}:g"}, {"UNWATCH"}}},
+		"not for a commit":  {holds: true, try: writes(nil)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newFakeEnv(t)
+			asked := 0
+			final := func(*fakeConn, func()) bool { asked++; return tc.holds }
+			err := e.runner().Commit(context.Background(), "m", guard, Link[*fakeConn]{Final: final}, tc.try)
+			assert.ErrorIs(t, err, tc.err)
+			assert.Equal(t, tc.asked, asked, "Final asked")
+			assert.Equal(t, 1, e.released, "given back")
+			if tc.sent != nil {
+				assert.Equal(t, tc.sent, e.sent)
+			}
+		})
+	}
+}

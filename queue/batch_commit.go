@@ -18,7 +18,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 	trip := from.tripOr(b, ops)
 	shared, gs := trip.shared, trip.gs
 	kept := from != nil && from.kept
-	err := b.commitLinked(ctx, ops[0].mode, gs[0].worker, link{From: from.held(), Behind: behind}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
+	err := b.commitLinked(ctx, ops[0].mode, gs[0].worker, link{From: from.held(), Behind: behind, Final: b.keepRefused(ops)}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
 		res := t.First
 		if res == nil {
 			res = c.DoMulti(ctx, b.appendTripCommands(make(rueidis.Commands, 0, shared+2+len(ops)), c, ops, trip)...)

@@ -109,6 +109,7 @@ type Build struct {
 	clock        *serverClock // see clock.go
 	kept         keptReads    // see kept_reads.go
 	ahead        readAheads   // see read_ahead.go
+	watches      keptWatches  // see kept_watch.go
 	reclaims     reclaimPace  // see reclaim_pace.go
 	watchWorks   atomic.Bool  // a probe's WATCH was answered (see unsupported.go)
 	// guardedOnly: refuse builds whose meta lacks the guarded mark

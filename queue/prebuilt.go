@@ -17,7 +17,9 @@ const modePrebuilt = "prebuilt"
 // as its last key, the caller's bytes are kept as they are, and the build's
 // TTLs are renewed. It is not fenced and does not need meta: a worker must be
 // able to report that the build's state is gone. worker names the worker
-// whose guard orders this append with its other transitions.
+// whose guard orders this append with its other transitions. Right after
+// a settlement of worker refused STALE, it commits in one round trip on
+// that settlement's WATCH (kept_watch.go).
 func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte) (err error) {
 	defer func(start time.Time) { b.meter.observe(ctx, modePrebuilt, statusOf(err, StatusOK), start) }(time.Now())
 	if err := checkID("worker id", worker); err != nil {
@@ -26,13 +28,9 @@ func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte)
 	if _, err := events.StampPrebuilt(event, 0); err != nil {
 		return errInvalid("prebuilt event: %v", err)
 	}
-	wguard := b.keys.workerGuard(worker)
-	return b.commit(ctx, modePrebuilt, wguard, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
-		res := c.DoMulti(ctx, c.B().Watch().Key(wguard).Build(), c.B().Time().Build())
-		if err := res[0].Error(); err != nil {
-			return nil, err
-		}
-		now, err := b.anchoredNow(ctx, c, res[1])
+	from := b.watches.take(worker, modePrebuilt)
+	return b.commitLinked(ctx, modePrebuilt, b.keys.workerGuard(worker), link{From: from}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
+		now, err := b.prebuiltNow(ctx, c, worker, t.First != nil)
 		if err != nil {
 			return nil, err
 		}
@@ -43,4 +41,17 @@ func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte)
 		}
 		return b.renew(c, rueidis.Commands{b.appendEvent(c, stamped)}), nil
 	})
+}
+
+// prebuiltNow WATCHes worker's guard on c, unless c kept it watched
+// (kept_watch.go), and tells the server's time.
+func (b *Build) prebuiltNow(ctx context.Context, c rueidis.DedicatedClient, worker string, kept bool) (int64, error) {
+	if kept {
+		return b.serverNow(ctx, c)
+	}
+	res := c.DoMulti(ctx, c.B().Watch().Key(b.keys.workerGuard(worker)).Build(), c.B().Time().Build())
+	if err := res[0].Error(); err != nil {
+		return 0, err
+	}
+	return b.anchoredNow(ctx, c, res[1])
 }

@@ -37,7 +37,10 @@ func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts Res
 	}
 	ahead := b.ahead.take(worker, opts) // see read_ahead.go
 	rest, lookOnly := ahead.stash, false
-	defer func() { b.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest, lookOnly) }()
+	defer func() {
+		b.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest, lookOnly)
+		b.watches.gave(worker, len(rs) > 0)
+	}()
 	timeoutMS := opts.Timeout.Milliseconds()
 	look := ahead.look != nil || b.reclaims.due(timeoutMS, time.Now()) // see reclaim_pace.go
 	for len(rest) > 0 {
@@ -132,6 +135,9 @@ func (b *Build) readStream(ctx context.Context, worker string, s Stream, n int, 
 	}
 	rctx, cancel := boundedRead(ctx, readBound(block))
 	defer cancel()
+	if s == StreamUnits && b.watches.wasIdle(worker) {
+		return b.readUnitsWatching(rctx, worker, cmd) // see kept_watch.go
+	}
 	cmds := rueidis.Commands{cmd}
 	if checkMeta {
 		cmds = rueidis.Commands{b.metaReadOn(bld), cmd}

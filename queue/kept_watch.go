@@ -1,0 +1,158 @@
+package queue
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hopper-queue/hopper/queue/internal/txn"
+	"github.com/redis/rueidis"
+)
+
+// Two transitions decide nothing on what they read beyond the worker's own
+// record and meta: Liveness, which an idle worker calls after a
+// reservation that gave nothing, and AppendPrebuilt, which a worker calls
+// with stale_rejected after a settlement was refused STALE. Each needs
+// its worker guard WATCHed before its commit, in a round trip whose reply
+// came back: a WATCH sent in the same write as its EXEC could reach the
+// server after a lost-reply resolution wrote the guard, and the commit
+// would then apply after it was declared lost.
+//
+// So the round trip before them keeps the connection, still watching, for
+// the worker (a keptWatch): the blocking units read of a worker whose
+// last reservation gave nothing WATCHes the worker guard and reads what
+// Liveness reads, in the same write; a lone settlement refused STALE
+// keeps its own connection, which watches the worker guard since before
+// its fresh reads. The transition then commits in one round trip. Its
+// EXEC aborts if the guard moved since, and it falls back to the two
+// round trips. A refusal (CORRUPT) is never decided on kept reads. A kept
+// connection not used within keptMaxAge is given back, disarmed, by a
+// timer. See docs/design.md#kept-watches.
+
+// keptWatches holds, per worker, a connection watching its guard, and
+// which workers' last reservation gave nothing.
+type keptWatches struct {
+	mu       sync.Mutex
+	byWorker map[string]*keptWatch
+	idle     map[string]bool
+}
+
+// keptWatch is one worker's kept connection, for the transition mode.
+type keptWatch struct {
+	held  txn.Held[rueidis.DedicatedClient]
+	mode  string
+	at    time.Time
+	timer *time.Timer
+}
+
+// put keeps h for worker's next transition, mode, giving back what the
+// worker held before.
+func (k *keptWatches) put(worker, mode string, h txn.Held[rueidis.DedicatedClient]) {
+	kw := &keptWatch{held: h, mode: mode, at: time.Now()}
+	kw.timer = time.AfterFunc(keptMaxAge, func() {
+		if k.remove(worker, kw) {
+			kw.held.Drop()
+		}
+	})
+	k.mu.Lock()
+	old := k.byWorker[worker]
+	if k.byWorker == nil {
+		k.byWorker = map[string]*keptWatch{}
+	}
+	k.byWorker[worker] = kw
+	k.mu.Unlock()
+	if old != nil {
+		old.timer.Stop()
+		go old.held.Drop()
+	}
+}
+
+// remove forgets worker's kept connection when it is still kw.
+func (k *keptWatches) remove(worker string, kw *keptWatch) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.byWorker[worker] != kw {
+		return false
+	}
+	delete(k.byWorker, worker)
+	return true
+}
+
+// take removes and returns the connection kept for worker's transition
+// mode, when fresh; another one is given back. nil: none.
+func (k *keptWatches) take(worker, mode string) *txn.Held[rueidis.DedicatedClient] {
+	k.mu.Lock()
+	kw := k.byWorker[worker]
+	delete(k.byWorker, worker)
+	k.mu.Unlock()
+	if kw == nil {
+		return nil
+	}
+	kw.timer.Stop()
+	if kw.mode != mode || time.Since(kw.at) > keptMaxAge {
+		go kw.held.Drop()
+		return nil
+	}
+	return &kw.held
+}
+
+// gave records whether worker's reservation gave something.
+func (k *keptWatches) gave(worker string, some bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case some:
+		delete(k.idle, worker)
+	case k.idle == nil:
+		k.idle = map[string]bool{worker: true}
+	default:
+		k.idle[worker] = true
+	}
+}
+
+// wasIdle tells whether worker's last reservation gave nothing.
+func (k *keptWatches) wasIdle(worker string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.idle[worker]
+}
+
+// readUnitsWatching is the blocking units read of an idle worker: on a
+// connection of its own, behind a WATCH of the worker guard and
+// Liveness's reads, and followed by a TIME, which anchors the clock once
+// the wait is over. When it delivers nothing, the connection is kept for
+// the worker's Liveness.
+func (b *Build) readUnitsWatching(ctx context.Context, worker string, read rueidis.Completed) (map[string][]rueidis.XRangeEntry, error) {
+	c, release := b.client.Dedicate()
+	h := txn.Held[rueidis.DedicatedClient]{}
+	res := c.DoMulti(ctx, append(b.livenessReads(c, worker), read, c.B().Time().Build())...)
+	n := len(res)
+	entries, err := res[n-2].AsXRead()
+	if ms, terr := nowMS(res[n-1]); terr == nil {
+		b.clock.anchor(ms)
+	}
+	if rueidis.IsRedisNil(err) && res[0].Error() == nil && h.Arrived(c, release, res[:n-2]) {
+		b.watches.put(worker, ModeLiveness, h)
+		return nil, err
+	}
+	go (&txn.Held[rueidis.DedicatedClient]{Conn: c, Release: release, Replies: res}).Drop()
+	return entries, err
+}
+
+// keepRefused is the Final of a batch's commit (see txn.Link): a lone
+// transition refused STALE on fresh reads keeps its connection, still
+// watching its worker guard, for the stale_rejected its worker appends
+// next.
+func (b *Build) keepRefused(ops []*fencedOp) func(rueidis.DedicatedClient, func()) bool {
+	if len(ops) != 1 {
+		return nil
+	}
+	return func(c rueidis.DedicatedClient, release func()) bool {
+		op := ops[0]
+		if !isStale(op.err) {
+			return false
+		}
+		b.watches.put(op.r.WorkerID, modePrebuilt, txn.Held[rueidis.DedicatedClient]{Conn: c, Release: release, Replies: []rueidis.RedisResult{}})
+		return true
+	}
+}

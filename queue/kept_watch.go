@@ -120,23 +120,32 @@ func (k *keptWatches) wasIdle(worker string) bool {
 // readUnitsWatching is the blocking units read of an idle worker: on a
 // connection of its own, behind a WATCH of the worker guard and
 // Liveness's reads, and followed by a TIME, which anchors the clock once
-// the wait is over. When it delivers nothing, the connection is kept for
-// the worker's Liveness.
-func (b *Build) readUnitsWatching(ctx context.Context, worker string, read rueidis.Completed) (map[string][]rueidis.XRangeEntry, error) {
+// the wait is over. It gives the replies of meta's state and of the read.
+// When the read delivers nothing, the connection is kept for the worker's
+// Liveness. !ok: a reply is an error (a redirect, which a dedicated
+// connection does not follow; a broken connection): the caller reads as
+// it would without a kept watch.
+func (b *Build) readUnitsWatching(ctx context.Context, worker string, read rueidis.Completed) (meta, got rueidis.RedisResult, ok bool) {
 	c, release := b.client.Dedicate()
-	h := txn.Held[rueidis.DedicatedClient]{}
 	res := c.DoMulti(ctx, append(b.livenessReads(c, worker), read, c.B().Time().Build())...)
 	n := len(res)
-	entries, err := res[n-2].AsXRead()
-	if ms, terr := nowMS(res[n-1]); terr == nil {
+	meta, got = res[1], res[n-2]
+	if ms, err := nowMS(res[n-1]); err == nil {
 		b.clock.anchor(ms)
 	}
-	if rueidis.IsRedisNil(err) && res[0].Error() == nil && h.Arrived(c, release, res[:n-2]) {
+	ok = true
+	for i, r := range res {
+		if err := r.Error(); err != nil && !(i == n-2 && rueidis.IsRedisNil(err)) {
+			ok = false
+		}
+	}
+	h := txn.Held[rueidis.DedicatedClient]{}
+	if ok && rueidis.IsRedisNil(got.Error()) && h.Arrived(c, release, res[:n-2]) {
 		b.watches.put(worker, ModeLiveness, h)
-		return nil, err
+		return meta, got, true
 	}
 	go (&txn.Held[rueidis.DedicatedClient]{Conn: c, Release: release, Replies: res}).Drop()
-	return entries, err
+	return meta, got, ok
 }
 
 // keepRefused is the Final of a batch's commit (see txn.Link): a lone

@@ -126,25 +126,37 @@ func (b *Build) readNew(ctx context.Context, worker string, n int, opts ReserveO
 // same round trip.
 func (b *Build) readStream(ctx context.Context, worker string, s Stream, n int, block time.Duration, checkMeta bool) (map[string][]rueidis.XRangeEntry, error) {
 	bld := b.client.B()
-	read := bld.Xreadgroup().Group(Group, worker).Count(int64(n))
-	var cmd rueidis.Completed
-	if s == StreamPriority {
-		cmd = read.Streams().Key(b.keys.Priority).Id(">").Build()
-	} else {
-		cmd = read.Block(block.Milliseconds()).Streams().Key(b.keys.Units).Id(">").Build()
-	}
 	rctx, cancel := boundedRead(ctx, readBound(block))
 	defer cancel()
 	if s == StreamUnits && b.watches.wasIdle(worker) {
-		return b.readUnitsWatching(rctx, worker, cmd) // see kept_watch.go
+		if meta, read, ok := b.readUnitsWatching(rctx, worker, b.readCommand(bld, worker, s, n, block)); ok { // see kept_watch.go
+			return b.readReplies(worker, s, checkMeta, meta, read)
+		}
 	}
-	cmds := rueidis.Commands{cmd}
+	cmds := rueidis.Commands{b.readCommand(bld, worker, s, n, block)}
 	if checkMeta {
-		cmds = rueidis.Commands{b.metaReadOn(bld), cmd}
+		cmds = rueidis.Commands{b.metaReadOn(bld), cmds[0]}
 	}
 	res := b.client.DoMulti(rctx, cmds...)
+	return b.readReplies(worker, s, checkMeta, res[0], res[len(res)-1])
+}
+
+// readCommand is worker's XREADGROUP of up to n new entries of s, waiting
+// up to block on the units stream. A command is built for each send:
+// rueidis recycles a command once sent.
+func (b *Build) readCommand(bld rueidis.Builder, worker string, s Stream, n int, block time.Duration) rueidis.Completed {
+	read := bld.Xreadgroup().Group(Group, worker).Count(int64(n))
+	if s == StreamPriority {
+		return read.Streams().Key(b.keys.Priority).Id(">").Build()
+	}
+	return read.Block(block.Milliseconds()).Streams().Key(b.keys.Units).Id(">").Build()
+}
+
+// readReplies are the entries of a stream read, given its reply and,
+// when checkMeta, that of meta's state read before it.
+func (b *Build) readReplies(worker string, s Stream, checkMeta bool, meta, read rueidis.RedisResult) (map[string][]rueidis.XRangeEntry, error) {
 	if checkMeta {
-		found, err := b.metaFound(res[0])
+		found, err := b.metaFound(meta)
 		if err != nil {
 			return nil, err
 		}
@@ -152,7 +164,7 @@ func (b *Build) readStream(ctx context.Context, worker string, s Stream, n int, 
 			return nil, fmt.Errorf("%w: meta is missing or holds no state (reservation by %q)", ErrCorrupt, worker)
 		}
 	}
-	entries, err := res[len(res)-1].AsXRead()
+	entries, err := read.AsXRead()
 	if err != nil && !rueidis.IsRedisNil(err) {
 		return nil, corruptIfNoGroup(fmt.Errorf("queue: XREADGROUP %s: %w", s, err))
 	}

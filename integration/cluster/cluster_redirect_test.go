@@ -97,3 +97,33 @@ func TestClusterSecondAttemptReachesNewPrimary(t *testing.T) {
 	require.NoError(t, q.Finalize(ctx, r, queue.Result{Outcome: "passed", DurationMS: 1}))
 	b.requireFinalizedOnce(units)
 }
+
+// An idle worker's units read goes on a connection of its own, which
+// watches its guard (queue/kept_watch.go) and does not follow redirects.
+// After the build's slot moved, that read meets MOVED: the reservation
+// must read as it would without the kept watch, and the worker's
+// Liveness and its next reservation go on.
+func TestClusterIdleReadAfterMoved(t *testing.T) {
+	b := newBuild(t, "")
+	units := []string{"u1"}
+	b.publish(manifestOf(units))
+	opts := queue.ReserveOptions{Timeout: time.Minute, Block: 10 * time.Millisecond}
+	r, ok, err := b.q.Reserve(b.ctx, "w1", opts)
+	require.NoError(t, err)
+	require.True(t, ok)
+	_, ok, err = b.q.Reserve(b.ctx, "w2", opts)
+	require.NoError(t, err)
+	require.False(t, ok, "nothing left: w2 is idle")
+
+	require.NoError(t, cl.MigrateSlot(b.ctx, b.slot(), otherPrimary(t, b.slot())))
+	_, ok, err = b.q.Reserve(b.ctx, "w2", opts)
+	require.NoError(t, err, "w2's idle read after the slot moved")
+	require.False(t, ok)
+	require.NoError(t, b.q.Liveness(b.ctx, "w2", ""))
+	require.NoError(t, b.q.Finalize(b.ctx, r, queue.Result{Outcome: "passed", DurationMS: 1}))
+	_, ok, err = b.q.Reserve(b.ctx, "w2", opts)
+	require.NoError(t, err)
+	require.False(t, ok)
+	b.requireFinalizedOnce(units)
+	b.requireOnOneNode()
+}

@@ -37,7 +37,8 @@ test: redis-image browser
 # (queue/guard_unfenced.go), and TestConcurrentOwnership must then fail with
 # units settled by workers that did not hold them, as must
 # TestKeptReadsNeverCommitWhatAnotherWorkerChanged with a commit on kept
-# reads. Passes only if both do.
+# reads, and TestKeptWatchNeverCommitsWhatAnotherWorkerChanged with a commit
+# on a kept watch the build disarms. Passes only if all three do.
 .PHONY: test-unfenced
 test-unfenced: redis-image
 	@echo "$(GO) test -race -count=1 -tags hopper_unfenced -run '^TestConcurrentOwnership$$' ./integration/ (must fail)"
@@ -52,6 +53,12 @@ test-unfenced: redis-image
 	n=$$(printf '%s\n' "$$out" | grep -c 'after w2 took its unit'); \
 	if [ "$$n" -eq 0 ]; then printf '%s\n' "$$out" | tail -30; echo "test-unfenced: FAIL: it failed, but not on ownership"; exit 1; fi; \
 	echo "test-unfenced: ok: without entry guards TestKeptReadsNeverCommitWhatAnotherWorkerChanged fails ($$n modes committed on kept reads)"
+	@# and a transition on a kept watch (queue/kept_watch.go), disarmed in that build, commits on reads another commit changed
+	@out="$$($(GO) test -race -count=1 -tags hopper_unfenced -run '^TestKeptWatchNeverCommitsWhatAnotherWorkerChanged$$' ./integration/ 2>&1)"; rc=$$?; \
+	if [ $$rc -eq 0 ]; then echo "test-unfenced: FAIL: TestKeptWatchNeverCommitsWhatAnotherWorkerChanged passed with kept watches disarmed"; exit 1; fi; \
+	n=$$(printf '%s\n' "$$out" | grep -c -- '--- FAIL: TestKeptWatchNeverCommitsWhatAnotherWorkerChanged/'); \
+	if [ "$$n" -ne 2 ]; then printf '%s\n' "$$out" | tail -30; echo "test-unfenced: FAIL: want both modes failing, $$n did"; exit 1; fi; \
+	echo "test-unfenced: ok: with kept watches disarmed TestKeptWatchNeverCommitsWhatAnotherWorkerChanged fails ($$n modes)"
 
 # A short run of every fuzz target (func Fuzz... in a _test.go file), one
 # `go test -fuzz` per target, FUZZTIME each (11 targets: under a minute).

@@ -93,6 +93,9 @@ func (k *keptWatches) take(worker, mode string) *txn.Held[rueidis.DedicatedClien
 		go kw.held.Drop()
 		return nil
 	}
+	if !entryGuards {
+		txn.Unwatch(kw.held.Conn) // the unfenced build: see guard_unfenced.go
+	}
 	return &kw.held
 }
 

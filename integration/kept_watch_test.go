@@ -87,6 +87,11 @@ func TestKeptWatchCommitsInOneRoundTrip(t *testing.T) {
 		idleReserve(t, e, b, "w1")
 		assert.EqualValues(t, 1, trips(t, n, func() error { return b.Liveness(e.ctx, "w1", "") }), "round trips of a Liveness on a kept watch")
 		assert.Nil(t, e.worker("w1")["current_unit"], "the Liveness wrote w1's record")
+
+		idleReserve(t, e, b, "w3") // a worker with no record yet
+		idleReserve(t, e, b, "w3")
+		assert.EqualValues(t, 1, trips(t, n, func() error { return b.Liveness(e.ctx, "w3", "") }), "round trips of a first record's Liveness on a kept watch")
+		assert.NotNil(t, e.worker("w3")["last_seen"], "the Liveness wrote w3's record")
 	})
 	t.Run("stale_rejected", func(t *testing.T) {
 		e := newEnv(t)

@@ -137,8 +137,8 @@ func (b *Build) readUnitsWatching(ctx context.Context, worker string, read rueid
 		b.clock.anchor(ms)
 	}
 	ok = true
-	for i, r := range res {
-		if err := r.Error(); err != nil && !(i == n-2 && rueidis.IsRedisNil(err)) {
+	for _, r := range res {
+		if err := r.Error(); err != nil && !rueidis.IsRedisNil(err) { // nil: no record yet, or nothing read
 			ok = false
 		}
 	}

@@ -402,7 +402,9 @@ func (rep *report) printTargets(out io.Writer) {
 	sp := rep.wire[sideScript]
 	op := rep.wire[sideOurs]
 	fmt.Fprintf(out, "round trips, ours: fenced at most %.2f a transition (want 1 when warm) %s; per unit %.2f against the script's %.2f (want fewer) %s;\n"+
-		"  reclaim that claims %d seen before, %d new; liveness %d, prebuilt %d (want 1) %s\n",
+		"  reclaim that claims %d seen before, %d new; liveness %d, prebuilt %d on their own,\n"+
+		"  %d and %d right after the round trip that keeps their WATCH (want 1) %s\n",
 		fenced, verdict(fenced <= 1.05), op.perUnit, sp.perUnit, verdict(op.perUnit < sp.perUnit),
-		o.reclaimSeen, o.reclaimNew, o.liveness, o.prebuilt, verdict(o.liveness <= 1 && o.prebuilt <= 1))
+		o.reclaimSeen, o.reclaimNew, o.liveness, o.prebuilt, o.livenessWarm, o.staleWarm,
+		verdict(o.livenessWarm <= 1 && o.staleWarm <= 1))
 }

@@ -191,7 +191,7 @@ func TestBadInputWorkerRunIDs(t *testing.T) {
 	}
 }
 
-// SPEC: a Config value out of range is refused with worker.ErrInvalidConfig
+// A Config value out of range is refused with worker.ErrInvalidConfig
 // naming it (worker.Run's doc: "cfg out of range (ErrInvalidConfig)"), as
 // an empty build id already is.
 //

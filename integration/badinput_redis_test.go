@@ -20,7 +20,7 @@ import (
 // A Redis that does not answer: worker.Run and report.Run end quickly (in
 // seconds, not after the 300 s init timeout), with an error that says what failed and
 // where (worker: exit 2; report: verdict unreachable, exit 2), and nothing
-// is written (SPEC sections 4 and 10: "Redis unreachable: exit 2"). Two
+// is written (docs/cli.md#exit-codes: "Redis unreachable: exit 2"). Two
 // ways of not answering: the address refuses connections (the server is
 // gone), or it takes them and never replies (a frozen server, a
 // black-holed network). The client was made while Redis still answered:

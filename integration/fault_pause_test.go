@@ -15,8 +15,8 @@ import (
 )
 
 // Redis freezes (docker pause) for longer than both the client's timeout and
-// the workers' Timeout, in the middle of a build, then comes back. SPEC
-// sections 4 and 5: a worker running a unit keeps retrying its heartbeat,
+// the workers' Timeout, in the middle of a build, then comes back
+// (docs/testing.md): a worker running a unit keeps retrying its heartbeat,
 // says so once, gives up once Timeout has passed without a renewal and exits
 // 2 when its unit ends, without settling it (the unit may have been
 // reclaimed meanwhile) and without recording anything. Once Redis is back,
@@ -89,7 +89,7 @@ func TestFaultRedisPausedPastTheTimeout(t *testing.T) {
 }
 
 // An idle worker (nothing left to take, waiting for lost work to come back)
-// when Redis stops answering: SPEC section 4, "Redis unreachable: exit 2".
+// when Redis stops answering: "Redis unreachable: exit 2" (docs/cli.md#exit-codes).
 // It may ride the outage out for up to its Timeout (worker/run.go), then
 // must exit while Redis is still silent, as the busy workers do through
 // their heartbeat.

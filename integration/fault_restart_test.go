@@ -198,7 +198,7 @@ func buildKeys(t *testing.T, l *lifecycle) []string {
 // A report waiting for a build while Redis restarts with its data (as in a
 // failover, or a restart for an upgrade): the build completes and passes,
 // and so should the report that was waiting for it. A dropped connection
-// is not an unreachable Redis: SPEC section 10's "Redis unreachable, exit 2"
+// is not an unreachable Redis: "Redis unreachable, exit 2" (docs/cli.md#exit-codes)
 // is for a Redis that does not come back.
 //
 // What it guards: the report's progress poll (report/read.go) reads meta,

@@ -55,7 +55,7 @@ func (p *silenceProxy) copy(dst, src net.Conn, toRedis bool) {
 }
 
 // An idle worker whose liveness commit loses its reply to a Redis that then
-// stays silent exits 2 within about its Timeout, as SPEC section 4 says of
+// stays silent exits 2 within about its Timeout, as docs/cli.md#exit-codes says of
 // an unreachable Redis: learning the lost commit's outcome (queue's
 // ResolveWait) is bounded by the worker's Timeout, not by the library's
 // default of 10 s.

@@ -144,7 +144,8 @@ func TestPublishFailureMode(t *testing.T) {
 	assert.Equal(t, m.LoadErrors, s.Manifest.LoadErrors)
 }
 
-// Each refusal is checked in the SPEC's order and writes nothing.
+// Each refusal is checked in the order docs/design.md#publish gives, and
+// writes nothing.
 func TestPublishRefusals(t *testing.T) {
 	tests := []struct {
 		name  string

@@ -12,7 +12,8 @@ import (
 	"github.com/hopper-queue/hopper/report"
 )
 
-// summaryKeys is the SPEC's key order, which scripts may depend on.
+// summaryKeys is the summary's documented key order, which scripts may
+// depend on.
 var summaryKeys = []string{
 	"build_id", "state", "verdict", "exit_code", "message", "total_units", "unit_type",
 	"total_examples", "finalized_count", "failed", "flaky", "never_finalized", "abandoned",

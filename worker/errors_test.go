@@ -104,8 +104,8 @@ func TestStopErrorsNameTheWorkerOnce(t *testing.T) {
 	}
 }
 
-// A unit that overruns is stopped at MaxUnitDuration+Timeout (SPEC section
-// 5) even when Redis stops answering meanwhile: a heartbeat call that hangs
+// A unit that overruns is stopped at MaxUnitDuration+Timeout
+// (docs/design.md#heartbeat) even when Redis stops answering meanwhile: a heartbeat call that hangs
 // (its commit, then finding out whether the commit landed, for up to
 // Timeout) must not push the abort back by as long again.
 func TestAbortOnTimeWhileRedisStalls(t *testing.T) {
@@ -187,7 +187,7 @@ func TestSettlementFailureNamesTheUnit(t *testing.T) {
 // A unit reclaimed while it runs: the owner's heartbeat is refused (STALE),
 // it stops renewing without calling that a Redis failure, lets the unit
 // finish, and its settlement is refused, recorded as stale_rejected, and
-// its output discarded (SPEC sections 5 and 6). The thief then goes silent,
+// its output discarded (docs/design.md#heartbeat). The thief then goes silent,
 // and the owner takes the unit back and finishes it.
 func TestHeartbeatRefusedAfterAReclaim(t *testing.T) {
 	client := newClient(t)

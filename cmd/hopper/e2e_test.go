@@ -345,7 +345,7 @@ func TestRunEmbeddedMatchesRedis(t *testing.T) {
 	assert.Empty(t, embedded.WorkerErrors)
 }
 
-// Every usage error of SPEC section 11 gives its message and exit 2, with
+// Every usage error of docs/cli.md#refused-input gives its message and exit 2, with
 // a pointer to --help.
 func TestUsageErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -469,7 +469,7 @@ func TestUnreachableRedis(t *testing.T) {
 	}
 }
 
-// The exit codes of --processes and --report-on-exit (SPEC section 11),
+// The exit codes of --processes and --report-on-exit (docs/cli.md#exit-codes),
 // and TEST_ENV_NUMBER per slot.
 func TestProcessesAndReportOnExit(t *testing.T) {
 	dir := fixture(t, map[string]string{

@@ -99,7 +99,7 @@ func TestEnvironmentFallbacks(t *testing.T) {
 	}
 }
 
-// Every value check of SPEC section 11 has its own message, naming the flag
+// Every value check of docs/cli.md#refused-input has its own message, naming the flag
 // and the value.
 func TestWorkValidation(t *testing.T) {
 	for _, tc := range []struct {

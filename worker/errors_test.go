@@ -105,9 +105,10 @@ func TestStopErrorsNameTheWorkerOnce(t *testing.T) {
 }
 
 // A unit that overruns is stopped at MaxUnitDuration+Timeout
-// (docs/design.md#heartbeat) even when Redis stops answering meanwhile: a heartbeat call that hangs
-// (its commit, then finding out whether the commit landed, for up to
-// Timeout) must not push the abort back by as long again.
+// (docs/design.md#heartbeat) even when Redis stops answering meanwhile: a
+// heartbeat call that hangs (its commit, then finding out whether the
+// commit landed, for up to Timeout) must not push the abort back by as
+// long again.
 func TestAbortOnTimeWhileRedisStalls(t *testing.T) {
 	client := newClient(t)
 	var log syncBuffer

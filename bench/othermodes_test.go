@@ -131,9 +131,9 @@ func warmLiveness(ctx context.Context, qb *queue.Build, wc *wireCounter, trips f
 	return trips(wc, func() error { return qb.Liveness(ctx, "idler", "") })
 }
 
-// warmStaleRejected has thief take r (and any entry idle longer) from its holder, whose heartbeat
-// through holder is refused STALE, and counts the round trips of the
-// stale_rejected the holder appends next.
+// warmStaleRejected has thief take r (and any entry idle longer) from its
+// holder, whose heartbeat through holder is refused STALE, and counts the
+// round trips of the stale_rejected the holder appends next.
 func warmStaleRejected(ctx context.Context, thief, holder *queue.Build, r queue.Reservation, wc *wireCounter, trips func(*wireCounter, func() error) (int64, error)) (int64, error) {
 	time.Sleep(30 * time.Millisecond)
 	for taken := ""; taken != r.UnitID; { // the oldest idle entry goes first

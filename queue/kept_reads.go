@@ -39,18 +39,16 @@ const keptMaxAge = clockMaxAge
 // keptReads holds, per worker, a connection watching that worker's likely
 // next transition's guards, with the replies of its reads.
 type keptReads struct {
-	mu       sync.Mutex
-	byWorker map[string]*keptTrip
-	pace     keptPace
+	trips keptSlots[*keptTrip]
+	mu    sync.Mutex // guards pace
+	pace  keptPace
 }
 
 // keptTrip is one worker's kept first round trip.
 type keptTrip struct {
-	p     *prefetch
-	r     Reservation
-	mode  string // the transition it was read for
-	at    time.Time
-	timer *time.Timer
+	p    *prefetch
+	r    Reservation
+	mode string // the transition it was read for
 }
 
 // nextMode is the transition a worker likely calls after mode on the same
@@ -70,19 +68,17 @@ func nextMode(mode string) string {
 // reads are given back. nil: nothing to stand on.
 func (k *keptReads) take(b *Build, op *fencedOp) *prefetch {
 	k.mu.Lock()
-	kt := k.byWorker[op.r.WorkerID]
-	delete(k.byWorker, op.r.WorkerID)
 	if k.pace.limit == 0 {
 		k.pace = keptPace{window: keptMaxAge, limit: maxPacedWorkers}
 	}
 	k.pace.called(op.r.WorkerID, op.mode, time.Now())
 	k.mu.Unlock()
-	if kt == nil {
+	kt, ok := k.trips.take(op.r.WorkerID)
+	if !ok {
 		return nil
 	}
-	kt.timer.Stop()
 	same := kt.mode == op.mode && kt.r.Stream == op.r.Stream && kt.r.EntryID == op.r.EntryID && kt.r.UnitID == op.r.UnitID
-	if !same || time.Since(kt.at) > keptMaxAge || op.tail || !sameTrip(kt.p.trip, b.planTrip([]*fencedOp{op})) {
+	if !same || op.tail || !sameTrip(kt.p.trip, b.planTrip([]*fencedOp{op})) {
 		go kt.p.drop()
 		return nil
 	}
@@ -153,30 +149,10 @@ func (a *keptAhead) Arrived(c rueidis.DedicatedClient, release func(), res []rue
 
 // put keeps p for r's worker, giving back what it held before.
 func (k *keptReads) put(r Reservation, mode string, p *prefetch) {
-	kt := &keptTrip{p: p, r: r, mode: mode, at: time.Now()}
-	kt.timer = time.AfterFunc(keptMaxAge, func() {
-		k.mu.Lock()
-		mine := k.byWorker[r.WorkerID] == kt
-		if mine {
-			delete(k.byWorker, r.WorkerID)
-		}
-		k.mu.Unlock()
-		if mine {
-			kt.p.drop()
-		}
-	})
-	k.mu.Lock()
-	old := k.byWorker[r.WorkerID]
-	if k.byWorker == nil {
-		k.byWorker = map[string]*keptTrip{}
-	}
-	k.byWorker[r.WorkerID] = kt
-	k.mu.Unlock()
-	if old != nil { // taken off the map here: its timer no longer drops it
-		old.timer.Stop()
-		go old.p.drop()
-	}
+	k.trips.put(r.WorkerID, &keptTrip{p: p, r: r, mode: mode})
 }
+
+func (kt *keptTrip) drop() { kt.p.drop() }
 
 // refused tells whether an op of a batch got a refusal.
 func refused(ops []*fencedOp) bool {

@@ -3,7 +3,6 @@ package queue
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
@@ -32,65 +31,34 @@ import (
 // keptWatches holds, per worker, a connection watching its guard, and
 // which workers' last reservation gave nothing.
 type keptWatches struct {
-	mu       sync.Mutex
-	byWorker map[string]*keptWatch
-	idle     map[string]bool
+	conns keptSlots[*keptWatch]
+	mu    sync.Mutex // guards idle
+	idle  map[string]bool
 }
 
 // keptWatch is one worker's kept connection, for the transition mode.
 type keptWatch struct {
-	held  txn.Held[rueidis.DedicatedClient]
-	mode  string
-	at    time.Time
-	timer *time.Timer
+	held txn.Held[rueidis.DedicatedClient]
+	mode string
 }
+
+func (kw *keptWatch) drop() { kw.held.Drop() }
 
 // put keeps h for worker's next transition, mode, giving back what the
 // worker held before.
 func (k *keptWatches) put(worker, mode string, h txn.Held[rueidis.DedicatedClient]) {
-	kw := &keptWatch{held: h, mode: mode, at: time.Now()}
-	kw.timer = time.AfterFunc(keptMaxAge, func() {
-		if k.remove(worker, kw) {
-			kw.held.Drop()
-		}
-	})
-	k.mu.Lock()
-	old := k.byWorker[worker]
-	if k.byWorker == nil {
-		k.byWorker = map[string]*keptWatch{}
-	}
-	k.byWorker[worker] = kw
-	k.mu.Unlock()
-	if old != nil {
-		old.timer.Stop()
-		go old.held.Drop()
-	}
-}
-
-// remove forgets worker's kept connection when it is still kw.
-func (k *keptWatches) remove(worker string, kw *keptWatch) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.byWorker[worker] != kw {
-		return false
-	}
-	delete(k.byWorker, worker)
-	return true
+	k.conns.put(worker, &keptWatch{held: h, mode: mode})
 }
 
 // take removes and returns the connection kept for worker's transition
 // mode, when fresh; another one is given back. nil: none.
 func (k *keptWatches) take(worker, mode string) *txn.Held[rueidis.DedicatedClient] {
-	k.mu.Lock()
-	kw := k.byWorker[worker]
-	delete(k.byWorker, worker)
-	k.mu.Unlock()
-	if kw == nil {
+	kw, ok := k.conns.take(worker)
+	if !ok {
 		return nil
 	}
-	kw.timer.Stop()
-	if kw.mode != mode || time.Since(kw.at) > keptMaxAge {
-		go kw.held.Drop()
+	if kw.mode != mode {
+		go kw.drop()
 		return nil
 	}
 	if !entryGuards {

@@ -19,9 +19,9 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 	shared, gs := trip.shared, trip.gs
 	kept := from != nil && from.kept
 	err := b.commitLinked(ctx, ops[0].mode, gs[0].worker, link{From: from.held(), Behind: behind, Final: b.keepRefused(ops)}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
-		res := t.First
+		res, tr := t.First, from.times()
 		if res == nil {
-			res = c.DoMulti(ctx, b.appendTripCommands(make(rueidis.Commands, 0, shared+2+len(ops)), c, ops, trip)...)
+			res, tr = b.clock.timeTrip(ctx, c, b.appendTripCommands(make(rueidis.Commands, 0, shared+2+len(ops)), c, ops, trip)...)
 		}
 		if err := res[0].Error(); err != nil {
 			return nil, err
@@ -35,7 +35,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 			return nil, err
 		}
 		if common.metaExists {
-			if common.now, err = b.tripNow(ctx, c, trip, res); err != nil {
+			if common.now, err = b.tripNow(ctx, c, trip, res, tr); err != nil {
 				return nil, err
 			}
 			t.Now = common.now

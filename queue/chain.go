@@ -37,6 +37,17 @@ type prefetch struct {
 	// kept: read before its transition was called (see kept_reads.go), so
 	// it may back a commit but never a refusal.
 	kept bool
+	// when it was sent and its replies arrived: a TIME among them is as
+	// old as that, however long it waits to be used (clock.go).
+	made trip
+}
+
+// times is when p's round trip was made; zero when p is nil.
+func (p *prefetch) times() trip {
+	if p == nil {
+		return trip{}
+	}
+	return p.made
 }
 
 // held is the connection p holds, for the runner; nil when p is.
@@ -77,13 +88,14 @@ func (k *chained) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 	if batch == nil {
 		return nil
 	}
-	k.p = &prefetch{batch: batch, trip: k.b.planTrip(batch)}
+	k.p = &prefetch{batch: batch, trip: k.b.planTrip(batch), made: trip{sent: k.b.clock.mono()}}
 	return k.b.appendTripCommands(nil, c, batch, k.p.trip)
 }
 
 func (k *chained) Arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult, _ error) bool {
 	p := k.p
 	k.p = nil
+	p.made.arrived = k.b.clock.mono()
 	holds := p.on.Arrived(c, release, res)
 	p.batch[0].wake <- wakeup{batch: p.batch, from: p}
 	return holds

@@ -34,6 +34,11 @@ import (
 // clockMaxAge is the oldest anchor a serverClock tells time from.
 const clockMaxAge = time.Second
 
+// clockMaxTrip is the longest round trip whose TIME reply anchors the
+// clock: the reply left the server somewhere within it, so an anchor may
+// lag the server by that much.
+const clockMaxTrip = 100 * time.Millisecond
+
 // clockRefresh is the anchor's age past which a Build carries a TIME on
 // its next round trip that reads anyway, so that under steady traffic the
 // anchor is never older than clockMaxAge when it is used.
@@ -60,12 +65,41 @@ func newServerClock(mono func() time.Duration) *serverClock {
 	return &serverClock{mono: mono}
 }
 
-// anchor records a TIME reply of serverMS, read just now.
-func (c *serverClock) anchor(serverMS int64) {
+// anchor records a TIME reply of serverMS, read off the wire at mono time
+// at. A reply older than the anchor it would replace is ignored: the clock
+// only ever moves to a newer reading, so a reply used after it waited (a
+// kept read, chaining) counts as old as it is, never as fresh.
+func (c *serverClock) anchor(serverMS int64, at time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	at := c.mono() // under the lock: no anchor is ever newer than a reading
+	if c.anchored && at < c.anchorAt {
+		return
+	}
 	c.anchored, c.anchorMS, c.anchorAt = true, serverMS, at
+}
+
+// anchorTrip records a TIME reply carried by the round trip tr. A round
+// trip longer than clockMaxTrip leaves too wide a span for when the server
+// answered (a worker paused while the reply waited in its socket, a
+// saturated link): its reply anchors nothing, and the clock tells time
+// from an earlier anchor, or the caller fetches a TIME of its own.
+func (c *serverClock) anchorTrip(serverMS int64, tr trip) {
+	if tr.arrived-tr.sent > clockMaxTrip {
+		return
+	}
+	c.anchor(serverMS, tr.arrived)
+}
+
+// trip is when a round trip was sent and when its replies arrived, on the
+// local monotonic clock.
+type trip struct{ sent, arrived time.Duration }
+
+// timeTrip sends cmds on c and tells when: the times a TIME among them
+// anchors the clock by.
+func (c *serverClock) timeTrip(ctx context.Context, conn rueidis.DedicatedClient, cmds ...rueidis.Completed) ([]rueidis.RedisResult, trip) {
+	sent := c.mono()
+	res := conn.DoMulti(ctx, cmds...)
+	return res, trip{sent: sent, arrived: c.mono()}
 }
 
 // now tells the server's time in epoch milliseconds; ok is false when no
@@ -92,16 +126,18 @@ func (c *serverClock) due() bool {
 
 // serverNow is the server's time for a decision taken on connection c: the
 // clock's, or, when its anchor is too old, that of a TIME fetched on c,
-// one more round trip, which anchors the clock anew.
+// one more round trip, which anchors the clock anew however long it took:
+// it is the freshest reading there is.
 func (b *Build) serverNow(ctx context.Context, c rueidis.DedicatedClient) (int64, error) {
 	if ms, ok := b.clock.now(); ok {
 		return ms, nil
 	}
-	ms, err := nowMS(c.Do(ctx, c.B().Time().Build()))
+	res, tr := b.clock.timeTrip(ctx, c, c.B().Time().Build())
+	ms, err := nowMS(res[0])
 	if err != nil {
 		return 0, err
 	}
-	b.clock.anchor(ms)
+	b.clock.anchor(ms, tr.arrived)
 	if told, ok := b.clock.now(); ok {
 		return told, nil
 	}
@@ -109,21 +145,22 @@ func (b *Build) serverNow(ctx context.Context, c rueidis.DedicatedClient) (int64
 }
 
 // tripNow is the server's time for the decisions of a batch whose first
-// round trip replied res: the TIME it carried anchors the clock first.
-func (b *Build) tripNow(ctx context.Context, c rueidis.DedicatedClient, tr batchTrip, res []rueidis.RedisResult) (int64, error) {
-	if tr.time {
-		return b.anchoredNow(ctx, c, res[2])
+// round trip tr replied res: the TIME it carried anchors the clock first.
+func (b *Build) tripNow(ctx context.Context, c rueidis.DedicatedClient, shape batchTrip, res []rueidis.RedisResult, tr trip) (int64, error) {
+	if shape.time {
+		return b.anchoredNow(ctx, c, res[2], tr)
 	}
 	return b.serverNow(ctx, c)
 }
 
-// anchoredNow anchors the clock on the TIME reply r, just read, and tells
-// the time from it: r's time, or later when the clock already told later.
-func (b *Build) anchoredNow(ctx context.Context, c rueidis.DedicatedClient, r rueidis.RedisResult) (int64, error) {
+// anchoredNow anchors the clock on the TIME reply r of round trip tr and
+// tells the time from it: r's time, or later when the clock already told
+// later.
+func (b *Build) anchoredNow(ctx context.Context, c rueidis.DedicatedClient, r rueidis.RedisResult, tr trip) (int64, error) {
 	ms, err := nowMS(r)
 	if err != nil {
 		return 0, err
 	}
-	b.clock.anchor(ms)
+	b.clock.anchorTrip(ms, tr)
 	return b.serverNow(ctx, c)
 }

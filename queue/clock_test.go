@@ -33,7 +33,7 @@ func TestServerClockTellsAnchorPlusElapsed(t *testing.T) {
 	if !c.due() {
 		t.Error("a clock without an anchor is not due for a TIME")
 	}
-	c.anchor(1_000_000)
+	c.anchor(1_000_000, mono.now())
 	if ms, ok := c.now(); !ok || ms != 1_000_000 {
 		t.Errorf("at the anchor: %d %v, want 1000000 true", ms, ok)
 	}
@@ -56,7 +56,7 @@ func TestServerClockTellsAnchorPlusElapsed(t *testing.T) {
 func TestServerClockRefusesAnOldAnchor(t *testing.T) {
 	mono := &fakeMono{}
 	c := newServerClock(mono.now)
-	c.anchor(5_000)
+	c.anchor(5_000, mono.now())
 	mono.add(clockMaxAge)
 	if ms, ok := c.now(); !ok || ms != 5_000+clockMaxAge.Milliseconds() {
 		t.Errorf("an anchor exactly clockMaxAge old: %d %v, want %d true", ms, ok, 5_000+clockMaxAge.Milliseconds())
@@ -65,7 +65,7 @@ func TestServerClockRefusesAnOldAnchor(t *testing.T) {
 	if ms, ok := c.now(); ok {
 		t.Errorf("an anchor %v old told %d: it must be refused", clockMaxAge+time.Millisecond, ms)
 	}
-	c.anchor(9_000) // a TIME carried on a later round trip
+	c.anchor(9_000, mono.now()) // a TIME carried on a later round trip
 	if ms, ok := c.now(); !ok || ms != 9_000 {
 		t.Errorf("re-anchored: %d %v, want 9000 true", ms, ok)
 	}
@@ -74,12 +74,12 @@ func TestServerClockRefusesAnOldAnchor(t *testing.T) {
 func TestServerClockNeverGoesBackwards(t *testing.T) {
 	mono := &fakeMono{}
 	c := newServerClock(mono.now)
-	c.anchor(10_000)
+	c.anchor(10_000, mono.now())
 	mono.add(300 * time.Millisecond)
 	first, _ := c.now() // 10300
 	// A reply from a server whose clock is behind (a failover), or one
 	// that left the server long before it was read.
-	c.anchor(10_100)
+	c.anchor(10_100, mono.now())
 	got, ok := c.now()
 	if !ok || got < first {
 		t.Fatalf("after an anchor behind the clock: %d %v, want at least %d", got, ok, first)
@@ -97,7 +97,7 @@ func TestServerClockNeverGoesBackwards(t *testing.T) {
 func TestServerClockConcurrentReadsAreOrdered(t *testing.T) {
 	mono := &fakeMono{}
 	c := newServerClock(mono.now)
-	c.anchor(1)
+	c.anchor(1, mono.now())
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Add(1)
@@ -106,7 +106,7 @@ func TestServerClockConcurrentReadsAreOrdered(t *testing.T) {
 			last := int64(0)
 			for i := range 500 {
 				if i%50 == 0 {
-					c.anchor(int64(1 + g*10)) // anchors behind and ahead
+					c.anchor(int64(1 + g*10), mono.now()) // anchors behind and ahead
 				}
 				mono.add(time.Microsecond * 300)
 				ms, ok := c.now()

@@ -139,11 +139,12 @@ func (a *keptAhead) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 		a.mine.drop() // an earlier attempt's, behind an EXEC that aborted
 	}
 	ghost := []*fencedOp{{mode: a.mode, r: a.r}}
-	a.mine = &prefetch{batch: ghost, trip: a.b.planTrip(ghost), kept: true}
+	a.mine = &prefetch{batch: ghost, trip: a.b.planTrip(ghost), kept: true, made: trip{sent: a.b.clock.mono()}}
 	return a.b.appendTripCommands(nil, c, ghost, a.mine.trip)
 }
 
 func (a *keptAhead) Arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult, _ error) bool {
+	a.mine.made.arrived = a.b.clock.mono()
 	return a.mine.on.Arrived(c, release, res)
 }
 

@@ -90,33 +90,54 @@ func (k *keptWatches) wasIdle(worker string) bool {
 
 // readUnitsWatching is the blocking units read of an idle worker: on a
 // connection of its own, behind a WATCH of the worker guard and
-// Liveness's reads, and followed by a TIME, which anchors the clock once
-// the wait is over. It gives the replies of meta's state and of the read.
-// When the read delivers nothing, the connection is kept for the worker's
-// Liveness. !ok: a reply is an error (a redirect, which a dedicated
-// connection does not follow; a broken connection): the caller reads as
-// it would without a kept watch.
+// Liveness's reads, and followed by a TIME, which anchors the clock at
+// the moment the replies arrived. It gives the replies of meta's state
+// and of the read. When every reply came back and the read delivered
+// nothing, the connection is kept for the worker's Liveness. !ok: the
+// read itself failed (a redirect, which a dedicated connection does not
+// follow; a broken connection) and delivered nothing: the caller reads as
+// it would without a kept watch. A read that delivered entries is ok
+// whatever became of the replies around it: its entries are pending under
+// the worker, and reading again would strand them there.
 func (b *Build) readUnitsWatching(ctx context.Context, worker string, read rueidis.Completed) (meta, got rueidis.RedisResult, ok bool) {
 	c, release := b.client.Dedicate()
 	res := c.DoMulti(ctx, append(b.livenessReads(c, worker), read, c.B().Time().Build())...)
 	n := len(res)
 	meta, got = res[1], res[n-2]
 	if ms, err := nowMS(res[n-1]); err == nil {
-		b.clock.anchor(ms)
+		// The TIME ran once the wait was over, right before the replies
+		// came back: the round trip's length is the wait's, not doubt.
+		b.clock.anchor(ms, b.clock.mono())
 	}
-	ok = true
-	for _, r := range res {
-		if err := r.Error(); err != nil && !rueidis.IsRedisNil(err) { // nil: no record yet, or nothing read
-			ok = false
-		}
+	if !readDelivered(got) {
+		go (&txn.Held[rueidis.DedicatedClient]{Conn: c, Release: release, Replies: res}).Drop()
+		return meta, got, false
 	}
 	h := txn.Held[rueidis.DedicatedClient]{}
-	if ok && rueidis.IsRedisNil(got.Error()) && h.Arrived(c, release, res[:n-2]) {
+	if allReplied(res) && rueidis.IsRedisNil(got.Error()) && h.Arrived(c, release, res[:n-2]) {
 		b.watches.put(worker, ModeLiveness, h)
 		return meta, got, true
 	}
 	go (&txn.Held[rueidis.DedicatedClient]{Conn: c, Release: release, Replies: res}).Drop()
-	return meta, got, ok
+	return meta, got, true
+}
+
+// readDelivered tells whether a stream read's reply is an answer: entries,
+// or nil for none.
+func readDelivered(got rueidis.RedisResult) bool {
+	err := got.Error()
+	return err == nil || rueidis.IsRedisNil(err)
+}
+
+// allReplied tells whether every reply is an answer (nil counts: no
+// record yet, nothing read).
+func allReplied(res []rueidis.RedisResult) bool {
+	for _, r := range res {
+		if !readDelivered(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // keepRefused is the Final of a batch's commit (see txn.Link): a lone

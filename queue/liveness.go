@@ -28,8 +28,9 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 	from := b.watches.take(worker, ModeLiveness)
 	return b.commitLinked(ctx, ModeLiveness, b.keys.workerGuard(worker), link{From: from}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
 		res, kept := t.First, t.First != nil
+		var tr trip
 		if !kept {
-			res = c.DoMulti(ctx, append(b.livenessReads(c, worker), c.B().Time().Build())...)
+			res, tr = b.clock.timeTrip(ctx, c, append(b.livenessReads(c, worker), c.B().Time().Build())...)
 		}
 		if err := res[0].Error(); err != nil {
 			return nil, err
@@ -44,7 +45,7 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 		if kept {
 			t.Now, err = b.serverNow(ctx, c)
 		} else {
-			t.Now, err = b.anchoredNow(ctx, c, res[3])
+			t.Now, err = b.anchoredNow(ctx, c, res[3], tr)
 		}
 		if err != nil {
 			return nil, err

@@ -49,9 +49,9 @@ func (b *Build) prebuiltNow(ctx context.Context, c rueidis.DedicatedClient, work
 	if kept {
 		return b.serverNow(ctx, c)
 	}
-	res := c.DoMulti(ctx, c.B().Watch().Key(b.keys.workerGuard(worker)).Build(), c.B().Time().Build())
+	res, tr := b.clock.timeTrip(ctx, c, c.B().Watch().Key(b.keys.workerGuard(worker)).Build(), c.B().Time().Build())
 	if err := res[0].Error(); err != nil {
 		return 0, err
 	}
-	return b.anchoredNow(ctx, c, res[1])
+	return b.anchoredNow(ctx, c, res[1], tr)
 }

@@ -106,7 +106,7 @@ func TestServerClockConcurrentReadsAreOrdered(t *testing.T) {
 			last := int64(0)
 			for i := range 500 {
 				if i%50 == 0 {
-					c.anchor(int64(1 + g*10), mono.now()) // anchors behind and ahead
+					c.anchor(int64(1+g*10), mono.now()) // anchors behind and ahead
 				}
 				mono.add(time.Microsecond * 300)
 				ms, ok := c.now()

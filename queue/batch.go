@@ -84,6 +84,10 @@ func newBatcher() batcher {
 // retrying only when every caller in it has given up (see batchContext).
 func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
 	op.ctx = ctx
+	if b.inline {
+		b.commitBatch(ctx, []*fencedOp{op}, nil, nil) // alone, nothing carried (engine.go)
+		return op.err
+	}
 	if kept := b.kept.take(b, op); kept != nil {
 		if batch := q.s.StartAlone(op); batch != nil {
 			q.run(b, batch, kept) // read for op alone: no lane to wait for

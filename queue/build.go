@@ -45,6 +45,12 @@ type Options struct {
 	// those replies. The caller's context still ends the wait. Default
 	// DefaultClusterWait.
 	ClusterWait time.Duration
+	// Engine chooses how transitions reach Redis: EngineDefault, or
+	// EngineInline, the reference the default is tested against. The
+	// zero value takes the environment variable HOPPER_ENGINE, when set
+	// (so that a whole test suite can run on either engine), else
+	// EngineDefault.
+	Engine Engine
 	// MeterProvider receives the queue's metrics (see StatusOK and the
 	// hopper.* instruments). Default: the global provider, a no-op unless
 	// the program installs one.
@@ -82,6 +88,9 @@ func (o Options) withDefaults() (Options, error) {
 	if o.ClusterWait == 0 {
 		o.ClusterWait = DefaultClusterWait
 	}
+	if err := o.pickEngine(); err != nil {
+		return o, err
+	}
 	if o.ClusterWait < 0 {
 		return o, fmt.Errorf("%w: ClusterWait %v is negative", ErrInvalidArgument, o.ClusterWait)
 	}
@@ -112,6 +121,7 @@ type Build struct {
 	watches      keptWatches  // see kept_watch.go
 	reclaims     reclaimPace  // see reclaim_pace.go
 	watchWorks   atomic.Bool  // a probe's WATCH was answered (see unsupported.go)
+	inline       bool         // Options.Engine is EngineInline (engine.go)
 	// guardedOnly: refuse builds whose meta lacks the guarded mark
 	// (Transition's Builds; see guarded_mark.go).
 	guardedOnly bool
@@ -142,6 +152,9 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 	b := &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
 		workerGuards: newWorkerGuards(o.TTL, o.ResolveWait), clock: newServerClock(monotonicNow), batches: newBatcher()}
 	b.runner = newRunner(b)
+	if o.Engine == EngineInline {
+		b.goInline()
+	}
 	return b, nil
 }
 

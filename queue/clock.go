@@ -59,6 +59,9 @@ type serverClock struct {
 	anchorMS int64         // the latest TIME reply, epoch milliseconds
 	anchorAt time.Duration // mono() when it was read
 	lastMS   int64         // the latest time told: never tell less
+	// fresh: the inline engine's clock, which holds no anchor: each
+	// decision tells time by a TIME reply of its own (engine.go).
+	fresh bool
 }
 
 func newServerClock(mono func() time.Duration) *serverClock {
@@ -70,6 +73,9 @@ func newServerClock(mono func() time.Duration) *serverClock {
 // only ever moves to a newer reading, so a reply used after it waited (a
 // kept read, chaining) counts as old as it is, never as fresh.
 func (c *serverClock) anchor(serverMS int64, at time.Duration) {
+	if c.fresh {
+		return
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.anchored && at < c.anchorAt {
@@ -105,6 +111,9 @@ func (c *serverClock) timeTrip(ctx context.Context, conn rueidis.DedicatedClient
 // now tells the server's time in epoch milliseconds; ok is false when no
 // anchor is at most clockMaxAge old, and the caller must fetch a TIME.
 func (c *serverClock) now() (ms int64, ok bool) {
+	if c.fresh {
+		return 0, false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	age := c.mono() - c.anchorAt
@@ -119,6 +128,9 @@ func (c *serverClock) now() (ms int64, ok bool) {
 // due tells whether the next round trip that reads should carry a TIME:
 // there is no anchor, or it is older than clockRefresh.
 func (c *serverClock) due() bool {
+	if c.fresh {
+		return true
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return !c.anchored || c.mono()-c.anchorAt > clockRefresh
@@ -138,6 +150,9 @@ func (b *Build) serverNow(ctx context.Context, c rueidis.DedicatedClient) (int64
 		return 0, err
 	}
 	b.clock.anchor(ms, tr.arrived)
+	if b.clock.fresh {
+		return ms, nil
+	}
 	if told, ok := b.clock.now(); ok {
 		return told, nil
 	}
@@ -160,6 +175,9 @@ func (b *Build) anchoredNow(ctx context.Context, c rueidis.DedicatedClient, r ru
 	ms, err := nowMS(r)
 	if err != nil {
 		return 0, err
+	}
+	if b.clock.fresh {
+		return ms, nil
 	}
 	b.clock.anchorTrip(ms, tr)
 	return b.serverNow(ctx, c)

@@ -37,10 +37,14 @@ type entryUnits struct {
 	units  map[entryAt]string // "": ranged, and it names none (deleted, or no id field)
 	window []entryAt          // the latest first look's pending windows
 	wanted []entryAt          // of those, the entries whose unit is not known
+	off    bool               // the inline engine's: nothing is remembered (engine.go)
 }
 
 // learn records that the entry at carries unit.
 func (e *entryUnits) learn(at entryAt, unit string) {
+	if e.off {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.units == nil {
@@ -74,6 +78,9 @@ func (e *entryUnits) unit(at entryAt) (string, bool) {
 // that the next first look ranges the entries among them whose unit is not
 // known (see toRange).
 func (e *entryUnits) saw(scans []streamScan) {
+	if e.off {
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.window, e.wanted = e.window[:0], e.wanted[:0]

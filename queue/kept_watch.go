@@ -34,6 +34,7 @@ type keptWatches struct {
 	conns keptSlots[*keptWatch]
 	mu    sync.Mutex // guards idle
 	idle  map[string]bool
+	off   bool // the inline engine's: no idle worker's read is watched (engine.go)
 }
 
 // keptWatch is one worker's kept connection, for the transition mode.
@@ -69,6 +70,9 @@ func (k *keptWatches) take(worker, mode string) *txn.Held[rueidis.DedicatedClien
 
 // gave records whether worker's reservation gave something.
 func (k *keptWatches) gave(worker string, some bool) {
+	if k.off {
+		return
+	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	switch {
@@ -145,7 +149,7 @@ func allReplied(res []rueidis.RedisResult) bool {
 // watching its worker guard, for the stale_rejected its worker appends
 // next.
 func (b *Build) keepRefused(ops []*fencedOp) func(rueidis.DedicatedClient, func()) bool {
-	if len(ops) != 1 {
+	if len(ops) != 1 || b.watches.off {
 		return nil
 	}
 	return func(c rueidis.DedicatedClient, release func()) bool {

@@ -22,6 +22,7 @@ import (
 type reclaimPace struct {
 	mu      sync.Mutex
 	quietAt map[int64]time.Time // timeout in ms: when a look last found nothing
+	off     bool                // the inline engine's: every reservation looks (engine.go)
 }
 
 // maxPacedTimeouts bounds the timeouts remembered; past it, all are
@@ -35,6 +36,9 @@ func lookEvery(timeoutMS int64) time.Duration {
 
 // due tells whether a reservation on timeoutMS must look for idle entries.
 func (p *reclaimPace) due(timeoutMS int64, now time.Time) bool {
+	if p.off {
+		return true
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	at, ok := p.quietAt[timeoutMS]

@@ -35,6 +35,7 @@ func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts Res
 	if opts, err = opts.withDefaults(); err != nil {
 		return nil, err
 	}
+	opts.ReadAhead = opts.ReadAhead && !b.inline // the inline engine reads nothing ahead (engine.go)
 	ahead := b.ahead.take(worker, opts) // see read_ahead.go
 	rest, lookOnly := ahead.stash, false
 	defer func() {

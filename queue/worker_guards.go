@@ -61,6 +61,7 @@ type workerGuards struct {
 	keep  time.Duration // how long a TTL this Build set is trusted; 0: never
 	// ttlMS is the guards' TTL, windowMS how long their tokens are kept.
 	ttlMS, windowMS int64
+	off             bool // the inline engine's: every commit renews and trims (engine.go)
 }
 
 // newWorkerGuards returns the memory of a Build whose TTL is ttl: its
@@ -122,8 +123,8 @@ func (w *workerGuards) plan(key string, now time.Time) guardRecord {
 	}
 	r := guardRecord{
 		key:   key,
-		renew: !known || w.keep == 0 || m.renewed.IsZero() || now.Sub(m.renewed) >= w.keep,
-		trim:  !known || m.pushed+1 >= trimEvery,
+		renew: w.off || !known || w.keep == 0 || m.renewed.IsZero() || now.Sub(m.renewed) >= w.keep,
+		trim:  w.off || !known || m.pushed+1 >= trimEvery,
 	}
 	m.pushed++
 	w.memos[key] = m

@@ -29,8 +29,29 @@ test: redis-image browser
 		echo "HOPPER_TEST_ACL=1 $(GO) test -race -count=1 ./integration/..."; \
 		HOPPER_TEST_ACL=1 $(GO) test -race -count=1 ./integration/...; \
 	else echo "no packages in ./integration yet: ACL run has nothing to test"; fi
+	@$(MAKE) --no-print-directory test-inline
 	@$(MAKE) --no-print-directory fuzz
 	@$(MAKE) --no-print-directory test-unfenced
+
+# The integration suite once more on the inline engine (queue.EngineInline,
+# chosen by HOPPER_ENGINE): every transition alone, on reads of its own,
+# must give what the default engine gives. Left out are the tests of the
+# default engine's machinery itself (batches, chaining, kept reads and
+# watches, read-ahead, the clock, the caches and paces), which count its
+# round trips and aborts: the inline engine has none of it.
+MACHINERY_TESTS = TestRequeuesTakeTurns TestRequeueBatch TestRequeueWaitingIsCancelled TestFencedBatch \
+	TestChainedBatch TestChainedBatchAfterAbort TestClockCarriesTimeOnlyWhenDue TestEntryUnitReadOnce \
+	TestKeptReadsCommitInOneRoundTrip TestKeptReadsStopForASlowWorker TestKeptReadsStayForAQuickWorker \
+	TestKeptWatchCommitsInOneRoundTrip TestKeptWatchNeverCommitsWhatAnotherWorkerChanged \
+	TestReadAheadReservesWithoutAReadOfItsOwn TestReadAheadKeepsTheOrder TestReadAheadOfAStoppedWorkerIsReclaimed \
+	TestReservationsLookForIdleEntriesAtAPace TestReservationWithoutALookFindsMetaGone TestReclaimRoundTrips \
+	TestTransitionSharesBuilds TestWorkerGuardUpkeep
+empty :=
+space := $(empty) $(empty)
+MACHINERY_SKIP = ^($(subst $(space),|,$(strip $(MACHINERY_TESTS))))$$
+.PHONY: test-inline
+test-inline: redis-image
+	HOPPER_ENGINE=inline $(GO) test -race -count=1 -skip '$(MACHINERY_SKIP)' ./integration/...
 
 # The concurrency test must catch the design it exists to rule out: built
 # with -tags hopper_unfenced the transitions no longer watch entry guards

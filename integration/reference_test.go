@@ -94,20 +94,26 @@ func TestReferenceTransitions(t *testing.T) {
 			})
 		}
 	})
-	cov.mu.Lock()
-	defer cov.mu.Unlock()
+	cov.report(t, len(seeds), time.Since(start))
+}
+
+// report logs how many sequences and operations were compared, and each
+// operation's replies seen, by build A's reply status.
+func (c *refCoverage) report(t *testing.T, seqs int, took time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	t.Logf("%d sequences, %d operations compared (replies and full state after each) in %v",
-		len(seeds), cov.ops, time.Since(start).Round(time.Millisecond))
-	keys := make([]string, 0, len(cov.counts))
-	for k := range cov.counts {
+		seqs, c.ops, took.Round(time.Millisecond))
+	keys := make([]string, 0, len(c.counts))
+	for k := range c.counts {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {
-		fmt.Fprintf(&b, "\n  %-40s %d", k, cov.counts[k])
+		fmt.Fprintf(&b, "\n  %-40s %d", k, c.counts[k])
 	}
-	t.Logf("replies seen (operation -> script's reply status):%s", b.String())
+	t.Logf("replies seen (operation -> build A's reply status):%s", b.String())
 }
 
 func envInt(t *testing.T, name string, def int) int {
@@ -266,9 +272,14 @@ type refRun struct {
 }
 
 func newRefRun(t *testing.T, sha string, seed uint64, cov *refCoverage) *refRun {
+	return newRefRunOn(t, newScriptSide(t, sha), newGoSide(t), seed, cov)
+}
+
+// newRefRunOn is a random sequence of seed run on builds a and b.
+func newRefRunOn(t *testing.T, a, b *refSide, seed uint64, cov *refCoverage) *refRun {
 	r := &refRun{
 		t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), cov: cov,
-		a: newScriptSide(t, sha), b: newGoSide(t), delMetaAt: -1,
+		a: a, b: b, delMetaAt: -1,
 		label: fmt.Sprintf("seed %d (replay: HOPPER_REFERENCE_SEED=%d)", seed, seed),
 	}
 	// Units: some with names that JSON encoders treat differently, the rest
@@ -454,11 +465,11 @@ func (r *refRun) compare(op refOp, ra, rb string) {
 	// snapshot reads to tell whether the next operation renewed them.
 	sa, err := r.a.snapshot(true)
 	if err != nil {
-		r.fail(op, "script build snapshot: "+err.Error(), ra, rb, "")
+		r.fail(op, r.a.name+" build snapshot: "+err.Error(), ra, rb, "")
 	}
 	sb, err := r.b.snapshot(true)
 	if err != nil {
-		r.fail(op, "go build snapshot: "+err.Error(), ra, rb, "")
+		r.fail(op, r.b.name+" build snapshot: "+err.Error(), ra, rb, "")
 	}
 	if r.index == 0 {
 		r.history = append(r.history, "#0 both builds published")
@@ -489,11 +500,11 @@ func (r *refRun) fail(op refOp, what, ra, rb, diff string) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s, operation #%d: %v\n", r.label, r.index, op)
 	fmt.Fprintf(&b, "%s\n", what)
-	fmt.Fprintf(&b, "  script reply: %s\n  go reply:     %s\n", ra, rb)
+	fmt.Fprintf(&b, "  %s reply: %s\n  %s reply: %s\n", r.a.name, ra, r.b.name, rb)
 	if diff != "" {
 		b.WriteString(diff)
 	}
-	b.WriteString("operations so far (script's replies):\n")
+	fmt.Fprintf(&b, "operations so far (%s's replies):\n", r.a.name)
 	from := max(0, len(r.history)-25)
 	if from > 0 {
 		fmt.Fprintf(&b, "  ... %d earlier\n", from)

@@ -134,10 +134,5 @@ func (c *buildCache) len() int {
 // openTransitionBuild opens a Build as Transition runs it: guarded builds
 // only (see guarded_mark.go), set once, before any call shares it.
 func openTransitionBuild(client rueidis.Client, keys Keys, ttl time.Duration) (*Build, error) {
-	b, err := OpenKeys(client, keys, Options{TTL: ttl})
-	if err != nil {
-		return nil, err
-	}
-	b.guardedOnly = true
-	return b, nil
+	return openScript(client, keys, Options{TTL: ttl})
 }

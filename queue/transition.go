@@ -88,6 +88,50 @@ func Transition(ctx context.Context, client rueidis.Client, keys []string, argv 
 			transitionBuilds.forget(b) // its client is closed: let both go
 		}
 	}()
+	return b.transition(ctx, call)
+}
+
+// OpenScript opens the build whose keys are the script's six KEYS, as
+// Transition opens it, but with options of the caller's (an engine, a
+// meter provider): its Transition refuses builds without the guarded
+// mark, as Transition does.
+func OpenScript(client rueidis.Client, keys []string, opts Options) (*Build, error) {
+	k, err := ScriptKeys(keys)
+	if err != nil {
+		return nil, err
+	}
+	return openScript(client, k, opts)
+}
+
+// openScript opens a Build that refuses builds without the guarded mark,
+// set once, before any call shares it.
+func openScript(client rueidis.Client, k Keys, opts Options) (*Build, error) {
+	b, err := OpenKeys(client, k, opts)
+	if err != nil {
+		return nil, err
+	}
+	b.guardedOnly = true
+	return b, nil
+}
+
+// Transition is the package's Transition on b, a Build from OpenScript:
+// the same ARGV and replies. Its ttl_ms must be b's TTL.
+func (b *Build) Transition(ctx context.Context, argv []string) ([]any, error) {
+	call, err := parseCall(argv)
+	if err != nil {
+		return nil, err
+	}
+	if !b.guardedOnly {
+		return nil, errInvalid("Transition on a Build not opened by OpenScript")
+	}
+	if call.ttlMS != b.ttlMS {
+		return nil, errInvalid("ttl_ms %d is not the Build's TTL of %d ms", call.ttlMS, b.ttlMS)
+	}
+	return b.transition(ctx, call)
+}
+
+// transition runs call on b and gives the script's reply.
+func (b *Build) transition(ctx context.Context, call call) ([]any, error) {
 	r := call.reservation
 	switch call.mode {
 	case ModeWorkerError, ModeStaleRejected:

@@ -36,7 +36,7 @@ func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts Res
 		return nil, err
 	}
 	opts.ReadAhead = opts.ReadAhead && !b.inline // the inline engine reads nothing ahead (engine.go)
-	ahead := b.ahead.take(worker, opts) // see read_ahead.go
+	ahead := b.ahead.take(worker, opts)          // see read_ahead.go
 	rest, lookOnly := ahead.stash, false
 	defer func() {
 		b.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest, lookOnly)

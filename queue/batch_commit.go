@@ -29,10 +29,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 		var common held
 		var err error
 		if common.metaExists, err = b.metaFound(res[1]); err != nil {
-			if t.First != nil && kept {
-				return nil, errRetry // never refuse on reads made before the call
-			}
-			return nil, err
+			return nil, refusalOnKept(t.First != nil && kept, err)
 		}
 		if common.metaExists {
 			if common.now, err = b.tripNow(ctx, c, trip, res, tr); err != nil {
@@ -66,8 +63,8 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 			}
 			writes = append(writes, w...)
 		}
-		if t.First != nil && kept && refused(ops) {
-			return nil, errRetry // never refuse on reads made before the call
+		if refusal := firstRefusal(ops); refusal != nil && t.First != nil && kept {
+			return nil, refusalOnKept(true, refusal)
 		}
 		if len(writes) == 0 {
 			return nil, nil // every op was refused: nothing to commit

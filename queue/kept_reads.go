@@ -155,12 +155,13 @@ func (k *keptReads) put(r Reservation, mode string, p *prefetch) {
 
 func (kt *keptTrip) drop() { kt.p.drop() }
 
-// refused tells whether an op of a batch got a refusal.
-func refused(ops []*fencedOp) bool {
+// firstRefusal is the refusal of the first op of a batch that got one;
+// nil: none did.
+func firstRefusal(ops []*fencedOp) error {
 	for _, op := range ops {
 		if op.err != nil {
-			return true
+			return op.err
 		}
 	}
-	return false
+	return nil
 }

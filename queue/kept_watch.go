@@ -105,7 +105,8 @@ func (k *keptWatches) wasIdle(worker string) bool {
 // the worker, and reading again would strand them there.
 func (b *Build) readUnitsWatching(ctx context.Context, worker string, read rueidis.Completed) (meta, got rueidis.RedisResult, ok bool) {
 	c, release := b.client.Dedicate()
-	res := c.DoMulti(ctx, append(b.livenessReads(c, worker), read, c.B().Time().Build())...)
+	cmds := append(rueidis.Commands{c.B().Watch().Key(b.keys.workerGuard(worker)).Build()}, b.livenessReads(c, worker)...)
+	res := c.DoMulti(ctx, append(cmds, read, c.B().Time().Build())...)
 	n := len(res)
 	meta, got = res[1], res[n-2]
 	if ms, err := nowMS(res[n-1]); err == nil {

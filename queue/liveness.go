@@ -25,46 +25,26 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 			return err
 		}
 	}
-	from := b.watches.take(worker, ModeLiveness)
-	return b.commitLinked(ctx, ModeLiveness, b.keys.workerGuard(worker), link{From: from}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
-		res, kept := t.First, t.First != nil
-		var tr trip
-		if !kept {
-			res, tr = b.clock.timeTrip(ctx, c, append(b.livenessReads(c, worker), c.B().Time().Build())...)
-		}
-		if err := res[0].Error(); err != nil {
-			return nil, err
-		}
-		rec, err := b.livenessRecord(worker, res[1], res[2])
-		if err != nil && kept {
-			return nil, errRetry // never refuse on reads made before the call
-		}
-		if err != nil {
-			return nil, err
-		}
-		if kept {
-			t.Now, err = b.serverNow(ctx, c)
-		} else {
-			t.Now, err = b.anchoredNow(ctx, c, res[3], tr)
-		}
-		if err != nil {
-			return nil, err
-		}
-		return b.renew(c, rueidis.Commands{b.touchWorker(c, worker, rec, t.Now, setCurrent(currentUnit), 0)}), nil
+	return b.commitWorker(ctx, workerPlan{
+		mode: ModeLiveness, worker: worker,
+		reads: func(c rueidis.DedicatedClient) rueidis.Commands { return b.livenessReads(c, worker) },
+		decide: func(c rueidis.DedicatedClient, res []rueidis.RedisResult, now int64) (rueidis.Commands, error) {
+			rec, err := b.livenessRecord(worker, res[0], res[1])
+			if err != nil {
+				return nil, err
+			}
+			return rueidis.Commands{b.touchWorker(c, worker, rec, now, setCurrent(currentUnit), 0)}, nil
+		},
 	})
 }
 
-// livenessReads are what Liveness WATCHes and reads before it decides:
-// the worker guard, then meta's state and the worker's record.
+// livenessReads are what Liveness reads before it decides, behind the
+// WATCH of the worker guard: meta's state and the worker's record.
 func (b *Build) livenessReads(c rueidis.DedicatedClient, worker string) rueidis.Commands {
-	return rueidis.Commands{
-		c.B().Watch().Key(b.keys.workerGuard(worker)).Build(),
-		b.metaRead(c),
-		c.B().Hget().Key(b.keys.Workers).Field(worker).Build(),
-	}
+	return rueidis.Commands{b.metaRead(c), c.B().Hget().Key(b.keys.Workers).Field(worker).Build()}
 }
 
-// livenessRecord reads the replies of livenessReads past the WATCH: the
+// livenessRecord reads the replies of livenessReads: the
 // worker's record, or ErrCorrupt when meta holds no state.
 func (b *Build) livenessRecord(worker string, meta, record rueidis.RedisResult) (workerRecord, error) {
 	if found, err := b.metaFound(meta); err != nil {

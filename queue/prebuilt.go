@@ -28,30 +28,14 @@ func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte)
 	if _, err := events.StampPrebuilt(event, 0); err != nil {
 		return errInvalid("prebuilt event: %v", err)
 	}
-	from := b.watches.take(worker, modePrebuilt)
-	return b.commitLinked(ctx, modePrebuilt, b.keys.workerGuard(worker), link{From: from}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
-		now, err := b.prebuiltNow(ctx, c, worker, t.First != nil)
-		if err != nil {
-			return nil, err
-		}
-		t.Now = now
-		stamped, err := events.StampPrebuilt(event, now)
-		if err != nil {
-			return nil, err
-		}
-		return b.renew(c, rueidis.Commands{b.appendEvent(c, stamped)}), nil
+	return b.commitWorker(ctx, workerPlan{
+		mode: modePrebuilt, worker: worker,
+		decide: func(c rueidis.DedicatedClient, _ []rueidis.RedisResult, now int64) (rueidis.Commands, error) {
+			stamped, err := events.StampPrebuilt(event, now)
+			if err != nil {
+				return nil, err
+			}
+			return rueidis.Commands{b.appendEvent(c, stamped)}, nil
+		},
 	})
-}
-
-// prebuiltNow WATCHes worker's guard on c, unless c kept it watched
-// (kept_watch.go), and tells the server's time.
-func (b *Build) prebuiltNow(ctx context.Context, c rueidis.DedicatedClient, worker string, kept bool) (int64, error) {
-	if kept {
-		return b.serverNow(ctx, c)
-	}
-	res, tr := b.clock.timeTrip(ctx, c, c.B().Watch().Key(b.keys.workerGuard(worker)).Build(), c.B().Time().Build())
-	if err := res[0].Error(); err != nil {
-		return 0, err
-	}
-	return b.anchoredNow(ctx, c, res[1], tr)
 }

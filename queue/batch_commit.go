@@ -21,7 +21,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 	err := b.commitLinked(ctx, ops[0].mode, gs[0].worker, link{From: from.held(), Behind: behind, Final: b.keepRefused(ops)}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
 		res, tr := t.First, from.times()
 		if res == nil {
-			res, tr = b.clock.timeTrip(ctx, c, b.appendTripCommands(make(rueidis.Commands, 0, shared+2+len(ops)), c, ops, trip)...)
+			res, tr = b.clock.TimeTrip(ctx, c, b.appendTripCommands(make(rueidis.Commands, 0, shared+2+len(ops)), c, ops, trip)...)
 		}
 		if err := res[0].Error(); err != nil {
 			return nil, err

@@ -1,6 +1,11 @@
 package queue
 
-import "github.com/redis/rueidis"
+import (
+	"context"
+
+	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/redis/rueidis"
+)
 
 // batchTrip is the shape of a batch's first round trip: WATCH of every
 // guard, EXISTS meta, TIME when the clock is due, the tail's reads when it may requeue, then the
@@ -9,14 +14,14 @@ type batchTrip struct {
 	gs     []guards // of each op
 	watch  []string
 	tail   bool
-	time   bool // it carries a TIME: the Build's clock is due (clock.go)
+	time   bool // it carries a TIME: the Build's clock is due (engine.Clock)
 	shared int  // replies before the ops' reads
 	reads  batchReads
 }
 
 func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 	tr := batchTrip{gs: make([]guards, len(ops)), watch: make([]string, 0, 2*len(ops)+1), shared: 2}
-	if tr.time = b.clock.due(); tr.time {
+	if tr.time = b.clock.Due(); tr.time {
 		tr.shared++
 	}
 	for i, op := range ops {
@@ -57,4 +62,14 @@ func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedCli
 		cmds = append(cmds, tailReads(b, c)...)
 	}
 	return b.appendBatchReads(cmds, c, ops, tr.reads)
+}
+
+// tripNow is the server's time for the decisions of a batch whose first
+// round trip, shaped as shape and made as tr, replied res: the TIME it
+// carried anchors the clock first.
+func (b *Build) tripNow(ctx context.Context, c rueidis.DedicatedClient, shape batchTrip, res []rueidis.RedisResult, tr engine.Trip) (int64, error) {
+	if shape.time {
+		return b.clock.AnchoredNow(ctx, c, res[2], tr)
+	}
+	return b.clock.ServerNow(ctx, c)
 }

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/redis/rueidis"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -111,17 +112,17 @@ type Build struct {
 	consumers *consumerPolicy // see consumer.go
 	entries   *entryUnits     // see entry_units.go
 	// workerGuards remembers the worker guards this Build's commits wrote
-	// (see worker_guards.go).
-	workerGuards *workerGuards
-	batches      batcher      // see batch.go
-	runner       runner       // see txn.go
-	clock        *serverClock // see clock.go
-	kept         keptReads    // see kept_reads.go
-	ahead        readAheads   // see read_ahead.go
-	watches      keptWatches  // see kept_watch.go
-	reclaims     reclaimPace  // see reclaim_pace.go
-	watchWorks   atomic.Bool  // a probe's WATCH was answered (see unsupported.go)
-	inline       bool         // Options.Engine is EngineInline (engine.go)
+	// (see engine.GuardMemo).
+	workerGuards *engine.GuardMemo
+	batches      batcher            // see batch.go
+	runner       runner             // see txn.go
+	clock        *engine.Clock      // see engine.Clock
+	kept         keptReads          // see kept_reads.go
+	ahead        readAheads         // see read_ahead.go
+	watches      keptWatches        // see kept_watch.go
+	reclaims     engine.ReclaimPace // see engine.ReclaimPace
+	watchWorks   atomic.Bool        // a probe's WATCH was answered (see unsupported.go)
+	inline       bool               // Options.Engine is EngineInline (engine.go)
 	// guardedOnly: refuse builds whose meta lacks the guarded mark
 	// (Transition's Builds; see guarded_mark.go).
 	guardedOnly bool
@@ -150,7 +151,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 		return nil, err
 	}
 	b := &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
-		workerGuards: newWorkerGuards(o.TTL, o.ResolveWait), clock: newServerClock(monotonicNow), batches: newBatcher()}
+		workerGuards: engine.NewGuardMemo(o.TTL, o.ResolveWait), clock: engine.NewClock(engine.MonotonicNow), batches: newBatcher()}
 	b.runner = newRunner(b)
 	if o.Engine == EngineInline {
 		b.goInline()

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
@@ -38,14 +39,14 @@ type prefetch struct {
 	// it may back a commit but never a refusal.
 	kept bool
 	// when it was sent and its replies arrived: a TIME among them is as
-	// old as that, however long it waits to be used (clock.go).
-	made trip
+	// old as that, however long it waits to be used (engine.Clock).
+	made engine.Trip
 }
 
 // times is when p's round trip was made; zero when p is nil.
-func (p *prefetch) times() trip {
+func (p *prefetch) times() engine.Trip {
 	if p == nil {
-		return trip{}
+		return engine.Trip{}
 	}
 	return p.made
 }
@@ -88,14 +89,14 @@ func (k *chained) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 	if batch == nil {
 		return nil
 	}
-	k.p = &prefetch{batch: batch, trip: k.b.planTrip(batch), made: trip{sent: k.b.clock.mono()}}
+	k.p = &prefetch{batch: batch, trip: k.b.planTrip(batch), made: engine.Trip{Sent: k.b.clock.Mono()}}
 	return k.b.appendTripCommands(nil, c, batch, k.p.trip)
 }
 
 func (k *chained) Arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult, _ error) bool {
 	p := k.p
 	k.p = nil
-	p.made.arrived = k.b.clock.mono()
+	p.made.Arrived = k.b.clock.Mono()
 	holds := p.on.Arrived(c, release, res)
 	p.batch[0].wake <- wakeup{batch: p.batch, from: p}
 	return holds

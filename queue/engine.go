@@ -49,9 +49,9 @@ func (o *Options) pickEngine() error {
 // learns: each gate below is the one place its machinery is switched.
 func (b *Build) goInline() {
 	b.inline = true
-	b.clock.fresh = true      // a TIME of each transition's own (clock.go)
+	b.clock.Fresh = true      // a TIME of each transition's own (engine.Clock)
 	b.entries.off = true      // every entry ranged (entry_units.go)
-	b.reclaims.off = true     // every reservation looks (reclaim_pace.go)
+	b.reclaims.Off = true     // every reservation looks (engine.ReclaimPace)
 	b.watches.off = true      // no kept watches (kept_watch.go)
-	b.workerGuards.off = true // renew and trim on every commit (worker_guards.go)
+	b.workerGuards.Off = true // renew and trim on every commit (engine.GuardMemo)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/redis/rueidis/mock"
 	"go.uber.org/mock/gomock"
 )
@@ -19,7 +20,7 @@ func TestEngineChoice(t *testing.T) {
 	}
 	t.Setenv(engineEnv, string(EngineInline))
 	b, err := Open(client, "e", Options{})
-	if err != nil || !b.inline || !b.clock.fresh || !b.entries.off || !b.reclaims.off || !b.watches.off || !b.workerGuards.off {
+	if err != nil || !b.inline || !b.clock.Fresh || !b.entries.off || !b.reclaims.Off || !b.watches.off || !b.workerGuards.Off {
 		t.Fatalf("%s=inline: every gate must be off (err %v)", engineEnv, err)
 	}
 	if b, err := Open(client, "e", Options{Engine: EngineDefault}); err != nil || b.inline {
@@ -34,14 +35,13 @@ func TestEngineChoice(t *testing.T) {
 // The inline engine's clock tells nothing of its own: each decision reads
 // a TIME.
 func TestInlineClockHoldsNoAnchor(t *testing.T) {
-	mono := &fakeMono{}
-	c := newServerClock(mono.now)
-	c.fresh = true
-	c.anchor(1_000, mono.now())
-	if _, ok := c.now(); ok {
+	c := engine.NewClock(engine.MonotonicNow)
+	c.Fresh = true
+	c.Anchor(1_000, c.Mono())
+	if _, ok := c.Now(); ok {
 		t.Error("the inline clock told a time from an anchor")
 	}
-	if !c.due() {
+	if !c.Due() {
 		t.Error("the inline clock is not due for a TIME on every round trip")
 	}
 }

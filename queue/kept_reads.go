@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
@@ -26,22 +27,19 @@ import (
 // call may back a commit its EXEC checks, never a refusal, so a decision
 // that refuses starts over with fresh reads. Meta's existence is read,
 // not watched, in both paths; kept reads are used only while younger than
-// keptMaxAge (a second), so the build's loss is seen that much later at most.
+// engine.KeptMaxAge (a second), so the build's loss is seen that much later at most.
 //
 // A kept connection that is not used in time is given back, disarmed, by
 // a timer: its reads cost the server a round trip's work for nothing.
 // Reads are kept for a worker only while its transitions come quickly
-// enough to use them (kept_pace.go).
-
-// keptMaxAge is the oldest kept reads a commit stands on.
-const keptMaxAge = clockMaxAge
+// enough to use them (engine.KeptPace).
 
 // keptReads holds, per worker, a connection watching that worker's likely
 // next transition's guards, with the replies of its reads.
 type keptReads struct {
-	trips keptSlots[*keptTrip]
+	trips engine.Slots[*keptTrip]
 	mu    sync.Mutex // guards pace
-	pace  keptPace
+	pace  engine.KeptPace
 }
 
 // keptTrip is one worker's kept first round trip.
@@ -68,12 +66,12 @@ func nextMode(mode string) string {
 // reads are given back. nil: nothing to stand on.
 func (k *keptReads) take(b *Build, op *fencedOp) *prefetch {
 	k.mu.Lock()
-	if k.pace.limit == 0 {
-		k.pace = keptPace{window: keptMaxAge, limit: maxPacedWorkers}
+	if k.pace.Limit == 0 {
+		k.pace = engine.KeptPace{Window: engine.KeptMaxAge, Limit: engine.MaxPacedWorkers, Next: nextMode, Settles: isSettlement}
 	}
-	k.pace.called(op.r.WorkerID, op.mode, time.Now())
+	k.pace.Called(op.r.WorkerID, op.mode, time.Now())
 	k.mu.Unlock()
-	kt, ok := k.trips.take(op.r.WorkerID)
+	kt, ok := k.trips.Take(op.r.WorkerID)
 	if !ok {
 		return nil
 	}
@@ -101,7 +99,7 @@ func sameTrip(kept, own batchTrip) bool {
 func (k *keptReads) arm(b *Build, batch []*fencedOp, chain *chained) ([]txn.Behind[rueidis.DedicatedClient], func()) {
 	op := batch[0]
 	k.mu.Lock()
-	keeps := len(batch) == 1 && k.pace.keeps(op.r.WorkerID, op.mode)
+	keeps := len(batch) == 1 && k.pace.Keeps(op.r.WorkerID, op.mode)
 	k.mu.Unlock()
 	if !keeps {
 		return append(chain.room[:0], chain), func() {}
@@ -139,21 +137,21 @@ func (a *keptAhead) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 		a.mine.drop() // an earlier attempt's, behind an EXEC that aborted
 	}
 	ghost := []*fencedOp{{mode: a.mode, r: a.r}}
-	a.mine = &prefetch{batch: ghost, trip: a.b.planTrip(ghost), kept: true, made: trip{sent: a.b.clock.mono()}}
+	a.mine = &prefetch{batch: ghost, trip: a.b.planTrip(ghost), kept: true, made: engine.Trip{Sent: a.b.clock.Mono()}}
 	return a.b.appendTripCommands(nil, c, ghost, a.mine.trip)
 }
 
 func (a *keptAhead) Arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult, _ error) bool {
-	a.mine.made.arrived = a.b.clock.mono()
+	a.mine.made.Arrived = a.b.clock.Mono()
 	return a.mine.on.Arrived(c, release, res)
 }
 
 // put keeps p for r's worker, giving back what it held before.
 func (k *keptReads) put(r Reservation, mode string, p *prefetch) {
-	k.trips.put(r.WorkerID, &keptTrip{p: p, r: r, mode: mode})
+	k.trips.Put(r.WorkerID, &keptTrip{p: p, r: r, mode: mode})
 }
 
-func (kt *keptTrip) drop() { kt.p.drop() }
+func (kt *keptTrip) Drop() { kt.p.drop() }
 
 // firstRefusal is the refusal of the first op of a batch that got one;
 // nil: none did.

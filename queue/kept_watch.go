@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
@@ -25,13 +26,13 @@ import (
 // its fresh reads. The transition then commits in one round trip. Its
 // EXEC aborts if the guard moved since, and it falls back to the two
 // round trips. A refusal (CORRUPT) is never decided on kept reads. A kept
-// connection not used within keptMaxAge is given back, disarmed, by a
+// connection not used within engine.KeptMaxAge is given back, disarmed, by a
 // timer. See docs/design.md#kept-watches.
 
 // keptWatches holds, per worker, a connection watching its guard, and
 // which workers' last reservation gave nothing.
 type keptWatches struct {
-	conns keptSlots[*keptWatch]
+	conns engine.Slots[*keptWatch]
 	mu    sync.Mutex // guards idle
 	idle  map[string]bool
 	off   bool // the inline engine's: no idle worker's read is watched (engine.go)
@@ -43,23 +44,23 @@ type keptWatch struct {
 	mode string
 }
 
-func (kw *keptWatch) drop() { kw.held.Drop() }
+func (kw *keptWatch) Drop() { kw.held.Drop() }
 
 // put keeps h for worker's next transition, mode, giving back what the
 // worker held before.
 func (k *keptWatches) put(worker, mode string, h txn.Held[rueidis.DedicatedClient]) {
-	k.conns.put(worker, &keptWatch{held: h, mode: mode})
+	k.conns.Put(worker, &keptWatch{held: h, mode: mode})
 }
 
 // take removes and returns the connection kept for worker's transition
 // mode, when fresh; another one is given back. nil: none.
 func (k *keptWatches) take(worker, mode string) *txn.Held[rueidis.DedicatedClient] {
-	kw, ok := k.conns.take(worker)
+	kw, ok := k.conns.Take(worker)
 	if !ok {
 		return nil
 	}
 	if kw.mode != mode {
-		go kw.drop()
+		go kw.Drop()
 		return nil
 	}
 	if !entryGuards {
@@ -109,10 +110,10 @@ func (b *Build) readUnitsWatching(ctx context.Context, worker string, read rueid
 	res := c.DoMulti(ctx, append(cmds, read, c.B().Time().Build())...)
 	n := len(res)
 	meta, got = res[1], res[n-2]
-	if ms, err := nowMS(res[n-1]); err == nil {
+	if ms, err := engine.ParseTime(res[n-1]); err == nil {
 		// The TIME ran once the wait was over, right before the replies
 		// came back: the round trip's length is the wait's, not doubt.
-		b.clock.anchor(ms, b.clock.mono())
+		b.clock.Anchor(ms, b.clock.Mono())
 	}
 	if !readDelivered(got) {
 		go (&txn.Held[rueidis.DedicatedClient]{Conn: c, Release: release, Replies: res}).Drop()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hopper-queue/hopper/budget"
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/redis/rueidis"
 )
 
@@ -126,7 +127,7 @@ func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, leas
 	}
 	tomb, err1 := res[2].AsInt64()
 	meta, err2 := res[3].AsInt64()
-	now, err3 := nowMS(res[4])
+	now, err3 := engine.ParseTime(res[4])
 	unitState, err4 := res[5].ToString()
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		unwatch(c)

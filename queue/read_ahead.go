@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
@@ -38,7 +39,7 @@ import (
 // and its accounting).
 
 // aheadMaxAge is the oldest read-ahead first look a reclaim stands on.
-const aheadMaxAge = keptMaxAge
+const aheadMaxAge = engine.KeptMaxAge
 
 // readAheads is what a Build keeps per worker that reads ahead.
 type readAheads struct {

@@ -20,7 +20,7 @@ type aheadTrip struct {
 }
 
 // aheadRead is the reads of one worker: its reclaim's first look (when
-// due, see reclaim_pace.go, and the consumer policy is known: its probe
+// due, see engine.ReclaimPace, and the consumer policy is known: its probe
 // is left to the reclaim), else the priority stream's info alone, for its
 // last-generated-id (aheadPrio); then, entries set, XREADGROUP of stream,
 // COUNT n, without waiting.
@@ -46,7 +46,7 @@ func (t *aheadTrip) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 	for i := range t.reads {
 		rd := &t.reads[i]
 		timeoutMS := rd.opts.Timeout.Milliseconds()
-		if _, probing := b.consumers.probe(c); !probing && b.reclaims.due(timeoutMS, t.at) {
+		if _, probing := b.consumers.probe(c); !probing && b.reclaims.Due(timeoutMS, t.at) {
 			look, learning := b.firstLookCmds(c, timeoutMS)
 			cmds = append(cmds, look...)
 			rd.look, rd.learning = len(look), learning

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hopper-queue/hopper/budget"
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/redis/rueidis"
 )
 
@@ -80,7 +81,7 @@ func (r *reclaimer) parseFirstLook(res []rueidis.RedisResult, learning []entryAt
 	}
 	maxRaw, maxOK := optionalStringOK(res[1])
 	f.maxReclaims = budget.Frozen(maxRaw, maxOK, r.fallbackMax)
-	b.reclaims.looked(r.timeoutMS, sent, !f.anyCand && len(f.looked) == 0)
+	b.reclaims.Looked(r.timeoutMS, sent, !f.anyCand && len(f.looked) == 0)
 	return f, nil
 }
 
@@ -158,7 +159,7 @@ func (r *reclaimer) parseSecondLook(res []rueidis.RedisResult, w *watchSet, pref
 	// the reclaim would write it: nothing idle (NONE) and a candidate
 	// whose state is missing (CORRUPT) come first.
 	s.rec, s.recErr = parseWorkerRecord(raw, found)
-	if s.now, err = nowMS(res[pos+1]); err != nil {
+	if s.now, err = engine.ParseTime(res[pos+1]); err != nil {
 		return s, err
 	}
 	return s, nil

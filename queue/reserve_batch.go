@@ -43,7 +43,7 @@ func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts Res
 		b.watches.gave(worker, len(rs) > 0)
 	}()
 	timeoutMS := opts.Timeout.Milliseconds()
-	look := ahead.look != nil || b.reclaims.due(timeoutMS, time.Now()) // see reclaim_pace.go
+	look := ahead.look != nil || b.reclaims.Due(timeoutMS, time.Now()) // see engine.ReclaimPace
 	for len(rest) > 0 {
 		// Delivered already, and heartbeated by nothing: they go before
 		// a reclaim the look shows, which the next read-ahead's look,

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/redis/rueidis"
 )
 
@@ -26,7 +27,7 @@ func (b *Build) lookForToken(ctx context.Context, c rueidis.DedicatedClient, wor
 	} else if !rueidis.IsRedisNil(err) {
 		return false, 0, err
 	}
-	now, err = nowMS(res[2])
+	now, err = engine.ParseTime(res[2])
 	return false, now, err
 }
 
@@ -34,5 +35,5 @@ func (b *Build) lookForToken(ctx context.Context, c rueidis.DedicatedClient, wor
 // TTL, whatever the Build remembers of it: the write of a resolution, rare
 // and left out of the memory (see appendTokenRecord for the commits').
 func (b *Build) fullTokenRecord(c rueidis.DedicatedClient, workerGuard, token string, now int64) rueidis.Commands {
-	return b.workerGuards.appendWrites(nil, c, guardRecord{key: workerGuard, renew: true, trim: true}, token, now)
+	return b.workerGuards.AppendWrites(nil, c.B(), engine.GuardRecord{Key: workerGuard, Renew: true, Trim: true}, token, now)
 }

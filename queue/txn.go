@@ -2,10 +2,9 @@ package queue
 
 import (
 	"context"
-	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
@@ -15,11 +14,11 @@ import (
 // Build.
 
 // runner commits a Build's transitions on its dedicated connections.
-type runner = txn.Runner[rueidis.DedicatedClient, guardRecord]
+type runner = txn.Runner[rueidis.DedicatedClient, engine.GuardRecord]
 
 // tx is one attempt of a commit: its token, the server's time its reads
-// saw (Now), and its worker guard records (see worker_guards.go).
-type tx = txn.Txn[guardRecord]
+// saw (Now), and its worker guard records (see engine.GuardMemo).
+type tx = txn.Txn[engine.GuardRecord]
 
 // attempt is one optimistic try of a transition: on c it WATCHes its
 // guards, reads, decides, and returns the writes to commit (nil: nothing to
@@ -27,7 +26,7 @@ type tx = txn.Txn[guardRecord]
 // key store t.Token, and the worker guards other than the runner's are
 // written through appendTokenRecord. The runner adds MULTI, EXEC and its
 // worker guard write.
-type attempt = txn.Attempt[rueidis.DedicatedClient, guardRecord]
+type attempt = txn.Attempt[rueidis.DedicatedClient, engine.GuardRecord]
 
 // link ties a commit to what runs before and after it on one connection
 // (see chain.go and kept_reads.go).
@@ -81,7 +80,7 @@ func (e buildEnv) Record(cmds rueidis.Commands, c rueidis.DedicatedClient, t *tx
 	return e.b.appendTokenRecord(cmds, c, t, guard)
 }
 
-func (e buildEnv) Applied(t *tx) { e.b.workerGuards.applied(t.Records, t.Sent) }
+func (e buildEnv) Applied(t *tx) { e.b.workerGuards.Applied(t.Records, t.Sent) }
 
 func (e buildEnv) ResolveOnce(ctx context.Context, guard, token string) (applied, done bool, err error) {
 	return e.b.resolveOnce(ctx, guard, token)
@@ -142,18 +141,3 @@ var (
 	isConnErr        = txn.IsConnErr
 	dedicatedContext = txn.DedicatedContext
 )
-
-// nowMS reads the server's TIME reply as epoch milliseconds: workers on many
-// machines must agree on time, so it never comes from the client's clock.
-func nowMS(r rueidis.RedisResult) (int64, error) {
-	parts, err := r.AsStrSlice()
-	if err != nil || len(parts) != 2 {
-		return 0, fmt.Errorf("queue: TIME reply %v: %w", parts, err)
-	}
-	sec, err1 := strconv.ParseInt(parts[0], 10, 64)
-	usec, err2 := strconv.ParseInt(parts[1], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("queue: TIME reply %v is not numeric", parts)
-	}
-	return sec*1000 + usec/1000, nil
-}

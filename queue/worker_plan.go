@@ -52,19 +52,19 @@ func (b *Build) workerReads(ctx context.Context, c rueidis.DedicatedClient, t *t
 			}
 			res = res[1:]
 		}
-		now, err := b.serverNow(ctx, c)
+		now, err := b.clock.ServerNow(ctx, c)
 		return res, now, err
 	}
 	cmds := rueidis.Commands{c.B().Watch().Key(b.keys.workerGuard(p.worker)).Build()}
 	if p.reads != nil {
 		cmds = append(cmds, p.reads(c)...)
 	}
-	res, tr := b.clock.timeTrip(ctx, c, append(cmds, c.B().Time().Build())...)
+	res, tr := b.clock.TimeTrip(ctx, c, append(cmds, c.B().Time().Build())...)
 	if err := res[0].Error(); err != nil {
 		return nil, 0, err
 	}
 	n := len(res)
-	now, err := b.anchoredNow(ctx, c, res[n-1], tr)
+	now, err := b.clock.AnchoredNow(ctx, c, res[n-1], tr)
 	return res[1 : n-1], now, err
 }
 

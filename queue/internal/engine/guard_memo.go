@@ -1,8 +1,11 @@
-package queue
+package engine
 
 import (
+	"strconv"
 	"sync"
 	"time"
+
+	"github.com/redis/rueidis"
 )
 
 // Every commit adds its token to the acting worker's guard, a sorted set
@@ -54,23 +57,23 @@ const trimEvery = 16
 // forgets them all, which costs each one PEXPIRE and a trim once more.
 const maxGuardMemos = 4096
 
-// workerGuards is a Build's memory of the worker guards it wrote.
-type workerGuards struct {
+// GuardMemo is a Build's memory of the worker guards it wrote.
+type GuardMemo struct {
 	mu    sync.Mutex
 	memos map[string]guardMemo
 	keep  time.Duration // how long a TTL this Build set is trusted; 0: never
 	// ttlMS is the guards' TTL, windowMS how long their tokens are kept.
 	ttlMS, windowMS int64
-	off             bool // the inline engine's: every commit renews and trims (engine.go)
+	Off             bool // the inline engine's: every commit renews and trims
 }
 
-// newWorkerGuards returns the memory of a Build whose TTL is ttl: its
+// NewGuardMemo returns the memory of a Build whose TTL is ttl: its
 // guards live for that TTL, or for the resolution window when that is
 // longer.
-func newWorkerGuards(ttl, resolveWait time.Duration) *workerGuards {
-	window := resolutionWindow(resolveWait)
+func NewGuardMemo(ttl, resolveWait time.Duration) *GuardMemo {
+	window := ResolutionWindow(resolveWait)
 	life := max(ttl, window)
-	return &workerGuards{keep: guardKeep(life, resolveWait), ttlMS: life.Milliseconds(), windowMS: window.Milliseconds()}
+	return &GuardMemo{keep: guardKeep(life, resolveWait), ttlMS: life.Milliseconds(), windowMS: window.Milliseconds()}
 }
 
 type guardMemo struct {
@@ -78,21 +81,21 @@ type guardMemo struct {
 	pushed  int       // tokens added since the last trim known applied
 }
 
-// guardRecord is what one commit writes to one worker guard besides its
+// GuardRecord is what one commit writes to one worker guard besides its
 // token.
-type guardRecord struct {
-	key         string
-	renew, trim bool
+type GuardRecord struct {
+	Key         string
+	Renew, Trim bool
 }
 
-// resolutionWindow is how long a commit's token must stay in its worker's
+// ResolutionWindow is how long a commit's token must stay in its worker's
 // guard after the commit read the server's time: what may pass between
 // the reads and its resolution's last look. That is the commit's round
 // trips, each up to the client's connection timeouts (rueidis's default
 // write timeout is 10 s; roundTripAllowance leaves room for them), then
 // the resolution, up to ResolveWait, with as much again to spare. A token
 // gone by then would hide a commit that landed.
-func resolutionWindow(resolveWait time.Duration) time.Duration {
+func ResolutionWindow(resolveWait time.Duration) time.Duration {
 	return 2*resolveWait + roundTripAllowance
 }
 
@@ -100,7 +103,7 @@ func resolutionWindow(resolveWait time.Duration) time.Duration {
 // to run: half the guard's TTL, or nothing when half the TTL would not
 // outlast the resolution window.
 func guardKeep(ttl, resolveWait time.Duration) time.Duration {
-	if ttl/2 < resolutionWindow(resolveWait) {
+	if ttl/2 < ResolutionWindow(resolveWait) {
 		return 0
 	}
 	return ttl / 2
@@ -110,8 +113,8 @@ func guardKeep(ttl, resolveWait time.Duration) time.Duration {
 // slow but living server, for resolutionWindow.
 const roundTripAllowance = time.Minute
 
-// plan decides what a commit sent at now writes to the guard key.
-func (w *workerGuards) plan(key string, now time.Time) guardRecord {
+// Plan decides what a commit sent at now writes to the guard key.
+func (w *GuardMemo) Plan(key string, now time.Time) GuardRecord {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.memos == nil {
@@ -121,31 +124,49 @@ func (w *workerGuards) plan(key string, now time.Time) guardRecord {
 	if !known && len(w.memos) >= maxGuardMemos {
 		clear(w.memos)
 	}
-	r := guardRecord{
-		key:   key,
-		renew: w.off || !known || w.keep == 0 || m.renewed.IsZero() || now.Sub(m.renewed) >= w.keep,
-		trim:  w.off || !known || m.pushed+1 >= trimEvery,
+	r := GuardRecord{
+		Key:   key,
+		Renew: w.Off || !known || w.keep == 0 || m.renewed.IsZero() || now.Sub(m.renewed) >= w.keep,
+		Trim:  w.Off || !known || m.pushed+1 >= trimEvery,
 	}
 	m.pushed++
 	w.memos[key] = m
 	return r
 }
 
-// applied records the commit sent at sent, which wrote records, as applied.
-func (w *workerGuards) applied(records []guardRecord, sent time.Time) {
+// Applied records the commit sent at sent, which wrote records, as applied.
+func (w *GuardMemo) Applied(records []GuardRecord, sent time.Time) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for _, r := range records {
-		m, known := w.memos[r.key]
+		m, known := w.memos[r.Key]
 		if !known {
 			continue // forgotten meanwhile: the next commit renews and trims
 		}
-		if r.renew {
+		if r.Renew {
 			m.renewed = sent
 		}
-		if r.trim {
+		if r.Trim {
 			m.pushed = 0
 		}
-		w.memos[r.key] = m
+		w.memos[r.Key] = m
 	}
+}
+
+// AppendWrites appends to cmds the ZADD of token, scored now, to r's
+// guard, the trim of the tokens older than the window that r calls for,
+// and its PEXPIRE: unconditional when r renews, NX (only a guard without a
+// TTL, which the ZADD just created) when not.
+func (w *GuardMemo) AppendWrites(cmds rueidis.Commands, b rueidis.Builder, r GuardRecord, token string, now int64) rueidis.Commands {
+	cmds = append(cmds, b.Zadd().Key(r.Key).ScoreMember().ScoreMember(float64(now), token).Build())
+	if r.Trim {
+		cutoff := "(" + strconv.FormatInt(now-w.windowMS, 10)
+		cmds = append(cmds, b.Zremrangebyscore().Key(r.Key).Min("-inf").Max(cutoff).Build())
+	}
+	if r.Renew {
+		cmds = append(cmds, b.Pexpire().Key(r.Key).Milliseconds(w.ttlMS).Build())
+	} else {
+		cmds = append(cmds, b.Pexpire().Key(r.Key).Milliseconds(w.ttlMS).Nx().Build())
+	}
+	return cmds
 }

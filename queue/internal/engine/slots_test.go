@@ -1,4 +1,4 @@
-package queue
+package engine
 
 import (
 	"sync/atomic"
@@ -11,33 +11,33 @@ import (
 // countedDrop counts how often it was given back.
 type countedDrop struct{ n *atomic.Int32 }
 
-func (d countedDrop) drop() { d.n.Add(1) }
+func (d countedDrop) Drop() { d.n.Add(1) }
 
 func newCountedDrop() countedDrop { return countedDrop{n: &atomic.Int32{}} }
 
 func TestKeptSlotsTakeGivesWhatWasPutOnce(t *testing.T) {
-	var k keptSlots[countedDrop]
+	var k Slots[countedDrop]
 	d := newCountedDrop()
-	k.put("w1", d)
-	got, ok := k.take("w1")
+	k.Put("w1", d)
+	got, ok := k.Take("w1")
 	assert.True(t, ok)
 	assert.Same(t, d.n, got.n)
-	_, ok = k.take("w1")
+	_, ok = k.Take("w1")
 	assert.False(t, ok, "taken already")
-	_, ok = k.take("w2")
+	_, ok = k.Take("w2")
 	assert.False(t, ok, "nothing kept for w2")
-	time.Sleep(keptMaxAge + 200*time.Millisecond)
+	time.Sleep(KeptMaxAge + 200*time.Millisecond)
 	assert.Zero(t, d.n.Load(), "taken: its timer no longer gives it back")
 }
 
 func TestKeptSlotsGiveBackWhatIsReplacedOrLeft(t *testing.T) {
-	var k keptSlots[countedDrop]
+	var k Slots[countedDrop]
 	first, second := newCountedDrop(), newCountedDrop()
-	k.put("w1", first)
-	k.put("w1", second)
+	k.Put("w1", first)
+	k.Put("w1", second)
 	assert.Eventually(t, func() bool { return first.n.Load() == 1 }, time.Second, 5*time.Millisecond, "replaced: given back")
-	assert.Eventually(t, func() bool { return second.n.Load() == 1 }, keptMaxAge+time.Second, 10*time.Millisecond, "left: given back by its timer")
-	_, ok := k.take("w1")
+	assert.Eventually(t, func() bool { return second.n.Load() == 1 }, KeptMaxAge+time.Second, 10*time.Millisecond, "left: given back by its timer")
+	_, ok := k.Take("w1")
 	assert.False(t, ok, "the timer took it off")
 	assert.EqualValues(t, 1, first.n.Load(), "given back once")
 }

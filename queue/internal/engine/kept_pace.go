@@ -1,11 +1,11 @@
-package queue
+package engine
 
 import (
 	"slices"
 	"time"
 )
 
-// Kept reads (kept_reads.go) pay only when the worker's predicted next
+// Kept reads (queue/kept_reads.go) pay only when the worker's predicted next
 // transition comes within the keep window. A worker running units back to
 // back calls its heartbeat and its finalize within milliseconds; a worker
 // in a real suite heartbeats every third of its timeout, tens of seconds
@@ -14,7 +14,7 @@ import (
 // a second, nearly every time, for nothing.
 //
 // So a Build keeps reads for a worker only while they would have been
-// used: keptPace remembers each worker's last transition and, for each
+// used: KeptPace remembers each worker's last transition and, for each
 // transition that predicts another, whether the worker's next call after
 // it was that transition and came within the window. A requeue or an
 // abandon in place of a predicted finalize counts as it: which settlement
@@ -25,19 +25,24 @@ import (
 // it knows nothing of is presumed quick: learning that it is not costs one
 // unused read per kind of pair.
 
-// maxPacedWorkers bounds the workers a Build's keptPace remembers; past it
+// MaxPacedWorkers bounds the workers a Build's KeptPace remembers; past it
 // the one idle longest is forgotten, and is presumed quick again.
-const maxPacedWorkers = 4096
+const MaxPacedWorkers = 4096
 
-// keptPace decides, per worker, whether to keep reads after a commit. It
-// is not safe for concurrent use: keptReads guards it.
-type keptPace struct {
-	window  time.Duration // how long kept reads are usable
-	limit   int           // workers remembered at most
+// KeptPace decides, per worker, whether to keep reads after a commit. It
+// is not safe for concurrent use: its owner guards it.
+type KeptPace struct {
+	Window time.Duration // how long kept reads are usable
+	Limit  int           // workers remembered at most
+	// Next is the transition a worker likely calls after mode on the same
+	// reservation, "" when none is worth reading for; Settles tells the
+	// transitions that end a reservation.
+	Next    func(mode string) string
+	Settles func(mode string) bool
 	workers map[string]*workerPace
 }
 
-// workerPace is what keptPace remembers of one worker.
+// workerPace is what KeptPace remembers of one worker.
 type workerPace struct {
 	mode string    // its last transition called
 	at   time.Time // when it was called
@@ -46,26 +51,26 @@ type workerPace struct {
 	slow []string
 }
 
-// called records that worker calls a mode transition at now, judging the
+// Called records that worker calls a mode transition at now, judging the
 // pair it closes: the worker's previous transition and this one.
-func (p *keptPace) called(worker, mode string, now time.Time) {
+func (p *KeptPace) Called(worker, mode string, now time.Time) {
 	w := p.workers[worker]
 	if w == nil {
 		w = p.remember(worker)
-	} else if want := nextMode(w.mode); want != "" {
+	} else if want := p.Next(w.mode); want != "" {
 		prev := w.mode
 		w.slow = slices.DeleteFunc(w.slow, func(m string) bool { return m == prev })
-		if !stands(want, mode) || now.Sub(w.at) > p.window {
+		if !p.stands(want, mode) || now.Sub(w.at) > p.Window {
 			w.slow = append(w.slow, prev)
 		}
 	}
 	w.mode, w.at = mode, now
 }
 
-// keeps tells whether the commit of worker's mode transition should keep
+// Keeps tells whether the commit of worker's mode transition should keep
 // the reads of the transition predicted after it.
-func (p *keptPace) keeps(worker, mode string) bool {
-	if nextMode(mode) == "" {
+func (p *KeptPace) Keeps(worker, mode string) bool {
+	if p.Next(mode) == "" {
 		return false
 	}
 	w := p.workers[worker]
@@ -73,11 +78,11 @@ func (p *keptPace) keeps(worker, mode string) bool {
 }
 
 // remember adds worker, forgetting the worker idle longest when full.
-func (p *keptPace) remember(worker string) *workerPace {
+func (p *KeptPace) remember(worker string) *workerPace {
 	if p.workers == nil {
 		p.workers = map[string]*workerPace{}
 	}
-	if len(p.workers) >= p.limit {
+	if len(p.workers) >= p.Limit {
 		var oldest string
 		var at time.Time
 		found := false
@@ -96,11 +101,6 @@ func (p *keptPace) remember(worker string) *workerPace {
 // stands tells whether a mode transition called where want was predicted
 // keeps the worker's pace: want itself, or another settlement for a
 // settlement.
-func stands(want, mode string) bool {
-	return mode == want || settles(want) && settles(mode)
-}
-
-// settles tells whether mode ends a reservation.
-func settles(mode string) bool {
-	return mode == ModeFinalize || mode == ModeRequeue || mode == ModeAbandoned
+func (p *KeptPace) stands(want, mode string) bool {
+	return mode == want || p.Settles(want) && p.Settles(mode)
 }

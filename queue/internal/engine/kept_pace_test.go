@@ -1,10 +1,34 @@
-package queue
+package engine
 
 import (
 	"fmt"
 	"testing"
 	"time"
 )
+
+// The transitions of a reservation, as package queue names them, and
+// which one it predicts after which.
+const (
+	ModeDeliveryAccounting = "delivery_accounting"
+	ModeHeartbeat          = "heartbeat"
+	ModeFinalize           = "finalize"
+	ModeRequeue            = "requeue"
+	ModeAbandoned          = "abandoned"
+)
+
+func nextMode(mode string) string {
+	switch mode {
+	case ModeDeliveryAccounting:
+		return ModeHeartbeat
+	case ModeHeartbeat:
+		return ModeFinalize
+	}
+	return ""
+}
+
+func settles(mode string) bool {
+	return mode == ModeFinalize || mode == ModeRequeue || mode == ModeAbandoned
+}
 
 // paceCall is one transition a worker calls, at ms milliseconds, and
 // whether its commit should then keep reads.
@@ -79,11 +103,11 @@ func TestKeptPace(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			p := keptPace{window: time.Second, limit: 10}
+			p := KeptPace{Window: time.Second, Limit: 10, Next: nextMode, Settles: settles}
 			start := time.Now()
 			for i, c := range tc.calls {
-				p.called(c.worker, c.mode, start.Add(time.Duration(c.ms)*time.Millisecond))
-				if got := p.keeps(c.worker, c.mode); got != c.keeps {
+				p.Called(c.worker, c.mode, start.Add(time.Duration(c.ms)*time.Millisecond))
+				if got := p.Keeps(c.worker, c.mode); got != c.keeps {
 					t.Errorf("call %d (%s %s at %d ms): keeps %v, want %v", i, c.worker, c.mode, c.ms, got, c.keeps)
 				}
 			}
@@ -95,21 +119,21 @@ func TestKeptPace(t *testing.T) {
 // worker idle longest, which is then presumed quick again, and keeps
 // what it knows of the others.
 func TestKeptPaceForgetsTheIdlest(t *testing.T) {
-	p := keptPace{window: time.Second, limit: 3}
+	p := KeptPace{Window: time.Second, Limit: 3, Next: nextMode, Settles: settles}
 	start := time.Now()
 	at := func(ms int) time.Time { return start.Add(time.Duration(ms) * time.Millisecond) }
 	for i := range 3 {
 		w := fmt.Sprintf("w%d", i)
-		p.called(w, ModeDeliveryAccounting, at(i))
-		p.called(w, ModeFinalize, at(i+10)) // a miss: slow after accounting
+		p.Called(w, ModeDeliveryAccounting, at(i))
+		p.Called(w, ModeFinalize, at(i+10)) // a miss: slow after accounting
 	}
-	p.called("w0", ModeDeliveryAccounting, at(100)) // w1 is now the idlest
-	p.called("w3", ModeDeliveryAccounting, at(101))
+	p.Called("w0", ModeDeliveryAccounting, at(100)) // w1 is now the idlest
+	p.Called("w3", ModeDeliveryAccounting, at(101))
 	if len(p.workers) != 3 {
 		t.Fatalf("remembers %d workers, limit 3", len(p.workers))
 	}
 	for w, want := range map[string]bool{"w0": false, "w1": true, "w2": false, "w3": true} {
-		if got := p.keeps(w, ModeDeliveryAccounting); got != want {
+		if got := p.Keeps(w, ModeDeliveryAccounting); got != want {
 			t.Errorf("%s keeps %v after accounting, want %v", w, got, want)
 		}
 	}

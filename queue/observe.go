@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/redis/rueidis"
 )
 
@@ -166,4 +167,31 @@ func (b *Build) scanAfter(ctx context.Context, stream, after string, bound time.
 		}
 		start = "(" + entries[len(entries)-1].ID
 	}
+}
+
+// observedNow reads an observer's TIME reply as epoch milliseconds, through
+// engine.ParseTime as the transitions read theirs: the workers' stamps an observer
+// compares with are the server's time, never a client's. A reply that is
+// not two numbers is corrupt (no Redis sends it); a failed one is not.
+func observedNow(r rueidis.RedisResult) (int64, error) {
+	if err := r.Error(); err != nil {
+		return 0, &ReadError{Read: "TIME", Err: err}
+	}
+	ms, err := engine.ParseTime(r)
+	if err != nil {
+		return 0, &ReadError{Read: "TIME", Err: err, corrupt: true}
+	}
+	return ms, nil
+}
+
+// ReadAttemptsAfter is ReadAttempts from just after entry id after ("": from
+// the first): a follower of the log (hopper status, hopper events --follow)
+// keeps the id of the last entry it read and reads, each look, only what
+// was logged since. Unlike ReadAttempts it bounds no page: ctx is the
+// follower's, which decides how long to wait through an outage.
+func (b *Build) ReadAttemptsAfter(ctx context.Context, after string, each func(id, event string, ok bool) error) error {
+	return b.scanAfter(ctx, b.keys.Attempts, after, 0, func(id string, fields map[string]string) error {
+		ev, ok := fields["json"]
+		return each(id, ev, ok)
+	})
 }

@@ -67,7 +67,7 @@ func (e UnknownModeError) Unwrap() error { return ErrInvalidArgument }
 // other callers may be the script, which writes none of the guards hopper
 // is fenced on (see guarded_mark.go). A fenced mode naming another unit
 // than the one its entry carries is refused with ErrInvalidArgument (see
-// entry_unit_check.go). Calls on the same client, keys and ttl_ms share
+// entryUnitCheck in reservation.go). Calls on the same client, keys and ttl_ms share
 // one Build (see build_cache.go), and with it its batches. It is safe for
 // concurrent use; the caller keeps ownership of client.
 func Transition(ctx context.Context, client rueidis.Client, keys []string, argv []string) (reply []any, err error) {

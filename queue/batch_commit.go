@@ -19,9 +19,9 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 	shared, gs := trip.shared, trip.gs
 	kept := from != nil && from.kept
 	err := b.commitLinked(ctx, ops[0].mode, gs[0].worker, link{From: from.held(), Behind: behind, Final: b.keepRefused(ops)}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
-		res, tr := t.First, from.times()
+		res, arrived := t.First, from.arrivedAt()
 		if res == nil {
-			res, tr = b.clock.TimeTrip(ctx, c, b.appendTripCommands(make(rueidis.Commands, 0, shared+2+len(ops)), c, ops, trip)...)
+			res, arrived = b.clock.TimeTrip(ctx, c, b.appendTripCommands(make(rueidis.Commands, 0, shared+2+len(ops)), c, ops, trip)...)
 		}
 		if err := res[0].Error(); err != nil {
 			return nil, err
@@ -32,7 +32,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 			return nil, refusalOnKept(t.First != nil && kept, err)
 		}
 		if common.metaExists {
-			if common.now, err = b.tripNow(ctx, c, trip, res, tr); err != nil {
+			if common.now, err = b.tripNow(ctx, c, trip, res, arrived); err != nil {
 				return nil, err
 			}
 			t.Now = common.now

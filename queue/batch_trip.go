@@ -2,8 +2,8 @@ package queue
 
 import (
 	"context"
+	"time"
 
-	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/redis/rueidis"
 )
 
@@ -65,11 +65,11 @@ func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedCli
 }
 
 // tripNow is the server's time for the decisions of a batch whose first
-// round trip, shaped as shape and made as tr, replied res: the TIME it
-// carried anchors the clock first.
-func (b *Build) tripNow(ctx context.Context, c rueidis.DedicatedClient, shape batchTrip, res []rueidis.RedisResult, tr engine.Trip) (int64, error) {
+// round trip, shaped as shape and arrived at mono time arrived, replied
+// res: the TIME it carried anchors the clock first.
+func (b *Build) tripNow(ctx context.Context, c rueidis.DedicatedClient, shape batchTrip, res []rueidis.RedisResult, arrived time.Duration) (int64, error) {
 	if shape.time {
-		return b.clock.AnchoredNow(ctx, c, res[2], tr)
+		return b.clock.AnchoredNow(ctx, c, res[2], arrived)
 	}
 	return b.clock.ServerNow(ctx, c)
 }

@@ -1,7 +1,8 @@
 package queue
 
 import (
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"time"
+
 	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
@@ -38,17 +39,18 @@ type prefetch struct {
 	// kept: read before its transition was called (see kept_reads.go), so
 	// it may back a commit but never a refusal.
 	kept bool
-	// when it was sent and its replies arrived: a TIME among them is as
-	// old as that, however long it waits to be used (engine.Clock).
-	made engine.Trip
+	// arrived: the clock's mono time when its replies arrived. A TIME
+	// among them is as old as that, however long it waits to be used
+	// (engine.Clock).
+	arrived time.Duration
 }
 
-// times is when p's round trip was made; zero when p is nil.
-func (p *prefetch) times() engine.Trip {
+// arrivedAt is when p's replies arrived; zero when p is nil.
+func (p *prefetch) arrivedAt() time.Duration {
 	if p == nil {
-		return engine.Trip{}
+		return 0
 	}
-	return p.made
+	return p.arrived
 }
 
 // held is the connection p holds, for the runner; nil when p is.
@@ -89,14 +91,14 @@ func (k *chained) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 	if batch == nil {
 		return nil
 	}
-	k.p = &prefetch{batch: batch, trip: k.b.planTrip(batch), made: engine.Trip{Sent: k.b.clock.Mono()}}
+	k.p = &prefetch{batch: batch, trip: k.b.planTrip(batch)}
 	return k.b.appendTripCommands(nil, c, batch, k.p.trip)
 }
 
 func (k *chained) Arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult, _ error) bool {
 	p := k.p
 	k.p = nil
-	p.made.Arrived = k.b.clock.Mono()
+	p.arrived = k.b.clock.Mono()
 	holds := p.on.Arrived(c, release, res)
 	p.batch[0].wake <- wakeup{batch: p.batch, from: p}
 	return holds

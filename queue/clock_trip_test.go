@@ -52,7 +52,7 @@ func TestKeptTimeIsAnchoredWhenItArrived(t *testing.T) {
 	ahead.Arrived(conn, func() {}, replies, nil)
 
 	mono += 900 * time.Millisecond // the worker's heartbeat comes late in the keep window
-	now, err := b.tripNow(context.Background(), conn, ahead.mine.trip, replies, ahead.mine.times())
+	now, err := b.tripNow(context.Background(), conn, ahead.mine.trip, replies, ahead.mine.arrivedAt())
 	if err != nil {
 		t.Fatal(err)
 	}

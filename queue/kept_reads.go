@@ -137,12 +137,12 @@ func (a *keptAhead) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 		a.mine.drop() // an earlier attempt's, behind an EXEC that aborted
 	}
 	ghost := []*fencedOp{{mode: a.mode, r: a.r}}
-	a.mine = &prefetch{batch: ghost, trip: a.b.planTrip(ghost), kept: true, made: engine.Trip{Sent: a.b.clock.Mono()}}
+	a.mine = &prefetch{batch: ghost, trip: a.b.planTrip(ghost), kept: true}
 	return a.b.appendTripCommands(nil, c, ghost, a.mine.trip)
 }
 
 func (a *keptAhead) Arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult, _ error) bool {
-	a.mine.made.Arrived = a.b.clock.Mono()
+	a.mine.arrived = a.b.clock.Mono()
 	return a.mine.on.Arrived(c, release, res)
 }
 

@@ -59,12 +59,12 @@ func (b *Build) workerReads(ctx context.Context, c rueidis.DedicatedClient, t *t
 	if p.reads != nil {
 		cmds = append(cmds, p.reads(c)...)
 	}
-	res, tr := b.clock.TimeTrip(ctx, c, append(cmds, c.B().Time().Build())...)
+	res, arrived := b.clock.TimeTrip(ctx, c, append(cmds, c.B().Time().Build())...)
 	if err := res[0].Error(); err != nil {
 		return nil, 0, err
 	}
 	n := len(res)
-	now, err := b.clock.AnchoredNow(ctx, c, res[n-1], tr)
+	now, err := b.clock.AnchoredNow(ctx, c, res[n-1], arrived)
 	return res[1 : n-1], now, err
 }
 

@@ -36,11 +36,6 @@ import (
 // ClockMaxAge is the oldest anchor a Clock tells time from.
 const ClockMaxAge = time.Second
 
-// ClockMaxTrip is the longest round trip whose TIME reply anchors the
-// clock: the reply left the server somewhere within it, so an anchor may
-// lag the server by that much.
-const ClockMaxTrip = 100 * time.Millisecond
-
 // ClockRefresh is the anchor's age past which a Build carries a TIME on
 // its next round trip that reads anyway, so that under steady traffic the
 // anchor is never older than ClockMaxAge when it is used.
@@ -86,28 +81,11 @@ func (c *Clock) Anchor(serverMS int64, at time.Duration) {
 	c.anchored, c.anchorMS, c.anchorAt = true, serverMS, at
 }
 
-// AnchorTrip records a TIME reply carried by the round trip tr. A round
-// trip longer than ClockMaxTrip leaves too wide a span for when the server
-// answered (a worker paused while the reply waited in its socket, a
-// saturated link): its reply anchors nothing, and the clock tells time
-// from an earlier anchor, or the caller fetches a TIME of its own.
-func (c *Clock) AnchorTrip(serverMS int64, tr Trip) {
-	if tr.Arrived-tr.Sent > ClockMaxTrip {
-		return
-	}
-	c.Anchor(serverMS, tr.Arrived)
-}
-
-// Trip is when a round trip was sent and when its replies arrived, on the
-// local monotonic clock.
-type Trip struct{ Sent, Arrived time.Duration }
-
-// TimeTrip sends cmds on c and tells when: the times a TIME among them
-// anchors the clock by.
-func (c *Clock) TimeTrip(ctx context.Context, conn rueidis.DedicatedClient, cmds ...rueidis.Completed) ([]rueidis.RedisResult, Trip) {
-	sent := c.mono()
+// TimeTrip sends cmds on conn and tells when their replies arrived: the
+// moment a TIME among them is anchored at.
+func (c *Clock) TimeTrip(ctx context.Context, conn rueidis.DedicatedClient, cmds ...rueidis.Completed) ([]rueidis.RedisResult, time.Duration) {
 	res := conn.DoMulti(ctx, cmds...)
-	return res, Trip{Sent: sent, Arrived: c.mono()}
+	return res, c.mono()
 }
 
 // Now tells the server's time in epoch milliseconds; ok is false when no
@@ -150,12 +128,12 @@ func (c *Clock) ServerNow(ctx context.Context, conn rueidis.DedicatedClient) (in
 	if ms, ok := c.Now(); ok {
 		return ms, nil
 	}
-	res, tr := c.TimeTrip(ctx, conn, conn.B().Time().Build())
+	res, arrived := c.TimeTrip(ctx, conn, conn.B().Time().Build())
 	ms, err := ParseTime(res[0])
 	if err != nil {
 		return 0, err
 	}
-	c.Anchor(ms, tr.Arrived)
+	c.Anchor(ms, arrived)
 	if c.Fresh {
 		return ms, nil
 	}
@@ -165,10 +143,10 @@ func (c *Clock) ServerNow(ctx context.Context, conn rueidis.DedicatedClient) (in
 	return ms, nil
 }
 
-// AnchoredNow anchors the clock on the TIME reply r of round trip tr and
-// tells the time from it: r's time, or later when the clock already told
+// AnchoredNow anchors the clock on the TIME reply r, which arrived at
+// mono time arrived, and tells the time from it: r's time, or later when the clock already told
 // later. The inline engine's clock tells r's time.
-func (c *Clock) AnchoredNow(ctx context.Context, conn rueidis.DedicatedClient, r rueidis.RedisResult, tr Trip) (int64, error) {
+func (c *Clock) AnchoredNow(ctx context.Context, conn rueidis.DedicatedClient, r rueidis.RedisResult, arrived time.Duration) (int64, error) {
 	ms, err := ParseTime(r)
 	if err != nil {
 		return 0, err
@@ -176,7 +154,7 @@ func (c *Clock) AnchoredNow(ctx context.Context, conn rueidis.DedicatedClient, r
 	if c.Fresh {
 		return ms, nil
 	}
-	c.AnchorTrip(ms, tr)
+	c.Anchor(ms, arrived)
 	return c.ServerNow(ctx, conn)
 }
 

@@ -29,8 +29,8 @@ func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) (
 			return nil, err
 		}
 		return rueidis.Commands{
-			b.appendEvent(c, ev),
-			b.touchWorker(c, r.WorkerID, h.worker, h.now, keepCurrent, 0),
+			b.schema.appendEvent(c, ev),
+			b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, keepCurrent, 0),
 		}, nil
 	})
 }

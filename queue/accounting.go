@@ -45,8 +45,8 @@ func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Strea
 		}
 		d = Delivery{DeliveryCount: h.row.DeliveryCount, RetryIndex: h.state.RetryIndex, ReclaimCount: h.state.ReclaimCount}
 		return rueidis.Commands{
-			b.appendEvent(c, ev),
-			b.touchWorker(c, worker, h.worker, h.now, setCurrent(unitID), 0),
+			b.schema.appendEvent(c, ev),
+			b.schema.touchWorker(c, worker, h.worker, h.now, setCurrent(unitID), 0),
 		}, nil
 	})
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // batch's first round trip, made behind the commit before it; behind, what
 // its commit carries (see chain.go and kept_reads.go).
 func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch, behind []txn.Behind[rueidis.DedicatedClient]) {
-	k := b.keys
+	k := b.schema.keys
 	trip := from.tripOr(b, ops)
 	shared, gs := trip.shared, trip.gs
 	kept := from != nil && from.kept
@@ -28,7 +28,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 		}
 		var common held
 		var err error
-		if common.metaExists, err = b.metaFound(res[1]); err != nil {
+		if common.metaExists, err = b.schema.metaFound(res[1]); err != nil {
 			return nil, refusalOnKept(t.First != nil && kept, err)
 		}
 		if common.metaExists {
@@ -72,7 +72,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 		if len(ops) > 1 {
 			writes = txn.MergeWrites(c.B(), writes)
 		}
-		return b.renew(c, writes), nil
+		return b.schema.renew(c, writes), nil
 	})
 	for _, op := range ops {
 		if err != nil && op.err == nil {

@@ -12,8 +12,8 @@ import (
 // entry's, named once per transition.
 type guards struct{ worker, entry string }
 
-func (b *Build) guardsOf(r Reservation) guards {
-	return guards{worker: b.keys.workerGuard(r.WorkerID), entry: b.keys.entryGuard(r.Stream, r.EntryID)}
+func (sc *schema) guardsOf(r Reservation) guards {
+	return guards{worker: sc.keys.workerGuard(r.WorkerID), entry: sc.keys.entryGuard(r.Stream, r.EntryID)}
 }
 
 // held is what a fenced transition reads, in one round trip, right after it
@@ -57,7 +57,7 @@ type batchReads struct {
 // appendBatchReads appends the reads of ops, in the order replies takes
 // them (batchTrip.reads counts the units' states among them).
 func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, br batchReads) rueidis.Commands {
-	k := b.keys
+	k := b.schema.keys
 	var wbuf, ubuf [4]string // a batch of a few needs no allocation
 	workers, units := wbuf[:0], ubuf[:0]
 	for _, op := range ops {

@@ -25,7 +25,7 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 		tr.shared++
 	}
 	for i, op := range ops {
-		tr.gs[i] = b.guardsOf(op.r)
+		tr.gs[i] = b.schema.guardsOf(op.r)
 		tr.watch = append(tr.watch, tr.gs[i].worker)
 		if entryGuards {
 			tr.watch = append(tr.watch, tr.gs[i].entry)
@@ -45,7 +45,7 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 		// The tail guard orders requeues with every other requeue: they
 		// pick priority ids from the same tail and read the same count of
 		// units in retry. Nothing else writes it.
-		tr.watch = append(tr.watch, b.keys.tailGuard())
+		tr.watch = append(tr.watch, b.schema.keys.tailGuard())
 		tr.shared += tailReadCount
 	}
 	return tr
@@ -54,7 +54,7 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 // appendTripCommands appends to cmds the first round trip of ops, shaped
 // as tr.
 func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
-	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.metaRead(c))
+	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.schema.metaRead(c))
 	if tr.time {
 		cmds = append(cmds, c.B().Time().Build())
 	}

@@ -2,7 +2,6 @@ package queue
 
 import (
 	"fmt"
-	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -102,12 +101,10 @@ func (o Options) withDefaults() (Options, error) {
 // units. It is safe for concurrent use by many goroutines, which may act as
 // many workers. It does not own the client: the caller closes it.
 type Build struct {
-	client  rueidis.Client
-	keys    Keys
-	opts    Options
-	ttlMS   int64
-	ttlText string // ttlMS as sent, formatted once
-	meter   *instruments
+	client rueidis.Client
+	schema *schema
+	opts   Options
+	meter  *instruments
 
 	consumers *consumerPolicy // see consumer.go
 	entries   *entryUnits     // see entry_units.go
@@ -123,9 +120,6 @@ type Build struct {
 	reclaims     engine.ReclaimPace // see engine.ReclaimPace
 	watchWorks   atomic.Bool        // a probe's WATCH was answered (see unsupported.go)
 	inline       bool               // Options.Engine is EngineInline (engine.go)
-	// guardedOnly: refuse builds whose meta lacks the guarded mark
-	// (Transition's Builds; see guarded_mark.go).
-	guardedOnly bool
 }
 
 // Open returns the build buildID on client, under the key layout of
@@ -150,7 +144,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Build{client: client, keys: keys, opts: o, ttlMS: o.TTL.Milliseconds(), ttlText: strconv.FormatInt(o.TTL.Milliseconds(), 10), meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
+	b := &Build{client: client, schema: newSchema(keys, o.TTL), opts: o, meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
 		workerGuards: engine.NewGuardMemo(o.TTL, o.ResolveWait), clock: engine.NewClock(engine.MonotonicNow), batches: newBatcher()}
 	b.runner = newRunner(b)
 	if o.Engine == EngineInline {
@@ -160,4 +154,4 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 }
 
 // Keys returns the build's key names.
-func (b *Build) Keys() Keys { return b.keys }
+func (b *Build) Keys() Keys { return b.schema.keys }

@@ -100,7 +100,7 @@ func (c *buildCache) forget(b *Build) {
 	if !reflect.TypeOf(b.client).Comparable() {
 		return
 	}
-	k := buildKey{client: b.client, keys: b.keys, ttl: b.opts.TTL}
+	k := buildKey{client: b.client, keys: b.schema.keys, ttl: b.opts.TTL}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if e, ok := c.byKey[k]; ok && e.Value.(*cachedBuild).b == b {

@@ -1,9 +1,29 @@
 package queue
 
 import (
+	"strconv"
+	"time"
+
 	"github.com/hopper-queue/hopper/events"
 	"github.com/redis/rueidis"
 )
+
+// schema is a build's key layout and what its transitions send: the
+// commands they share, named once, built the same way whoever sends them
+// and from whichever engine. It reads nothing and holds no state but the
+// layout.
+type schema struct {
+	keys    Keys
+	ttlMS   int64
+	ttlText string // ttlMS as sent, formatted once
+	// guardedOnly: refuse builds whose meta lacks the guarded mark
+	// (Transition's Builds; see guarded_mark.go).
+	guardedOnly bool
+}
+
+func newSchema(keys Keys, ttl time.Duration) *schema {
+	return &schema{keys: keys, ttlMS: ttl.Milliseconds(), ttlText: strconv.FormatInt(ttl.Milliseconds(), 10)}
+}
 
 // The commands that several transitions send: the writes they share (TTL
 // renewal, the worker's record, the log, guards). The meta check every one
@@ -11,31 +31,31 @@ import (
 
 // renew is the PEXPIRE of the six live keys every commit sends, which
 // touches only those that exist (docs/design.md#ttls).
-func (b *Build) renew(c rueidis.DedicatedClient, cmds rueidis.Commands) rueidis.Commands {
-	for _, key := range b.keys.live() {
-		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(key).Args(b.ttlText).Build())
+func (sc *schema) renew(c rueidis.DedicatedClient, cmds rueidis.Commands) rueidis.Commands {
+	for _, key := range sc.keys.live() {
+		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(key).Args(sc.ttlText).Build())
 	}
-	if b.keys.baseMeta != "" {
+	if sc.keys.baseMeta != "" {
 		// A retry round's transitions keep the build's own meta, which
 		// names the round, alive with theirs (see round.go).
-		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(b.keys.baseMeta).Args(b.ttlText).Build())
+		cmds = append(cmds, c.B().Arbitrary("PEXPIRE").Keys(sc.keys.baseMeta).Args(sc.ttlText).Build())
 	}
 	return cmds
 }
 
-func (b *Build) touchWorker(c rueidis.DedicatedClient, worker string, rec workerRecord, now int64, cur current, delta float64) rueidis.Completed {
-	return c.B().Hset().Key(b.keys.Workers).FieldValue().FieldValue(worker, string(rec.touch(now, cur, delta))).Build()
+func (sc *schema) touchWorker(c rueidis.DedicatedClient, worker string, rec workerRecord, now int64, cur current, delta float64) rueidis.Completed {
+	return c.B().Hset().Key(sc.keys.Workers).FieldValue().FieldValue(worker, string(rec.touch(now, cur, delta))).Build()
 }
 
-func (b *Build) appendEvent(c rueidis.DedicatedClient, json []byte) rueidis.Completed {
-	json = events.StampRound(json, b.keys.round)
-	return c.B().Xadd().Key(b.keys.Attempts).Id("*").FieldValue().FieldValue("json", string(json)).Build()
+func (sc *schema) appendEvent(c rueidis.DedicatedClient, json []byte) rueidis.Completed {
+	json = events.StampRound(json, sc.keys.round)
+	return c.B().Xadd().Key(sc.keys.Attempts).Id("*").FieldValue().FieldValue("json", string(json)).Build()
 }
 
 // setGuard marks a change to what a guard protects, so that every
 // transaction that read it under WATCH aborts and reads again.
-func (b *Build) setGuard(c rueidis.DedicatedClient, key, token string) rueidis.Completed {
-	return c.B().Arbitrary("SET").Keys(key).Args(token, "PX", b.ttlText).Build()
+func (sc *schema) setGuard(c rueidis.DedicatedClient, key, token string) rueidis.Completed {
+	return c.B().Arbitrary("SET").Keys(key).Args(token, "PX", sc.ttlText).Build()
 }
 
 // dropGuard retires the guard of an entry that is gone from the pending list.
@@ -43,6 +63,6 @@ func (b *Build) setGuard(c rueidis.DedicatedClient, key, token string) rueidis.C
 // never heartbeated or reclaimed has no guard yet) changes nothing, and a
 // transaction watching the absent key would still commit. SET then DEL, in
 // the same MULTI, aborts every watcher and leaves no key behind.
-func (b *Build) dropGuard(c rueidis.DedicatedClient, key, token string) rueidis.Commands {
-	return rueidis.Commands{b.setGuard(c, key, token), c.B().Del().Key(key).Build()}
+func (sc *schema) dropGuard(c rueidis.DedicatedClient, key, token string) rueidis.Commands {
+	return rueidis.Commands{sc.setGuard(c, key, token), c.B().Del().Key(key).Build()}
 }

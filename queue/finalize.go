@@ -68,9 +68,9 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 		if err != nil {
 			return nil, err
 		}
-		cmds := b.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, nil)
-		cmds = b.writeTestResults(c, r, res.TestResults, cmds)
-		return append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
+		cmds := b.schema.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, nil)
+		cmds = b.schema.writeTestResults(c, r, res.TestResults, cmds)
+		return append(cmds, b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
 	})
 }
 
@@ -78,11 +78,11 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 // requeue and an exhausted reclaim: acknowledge the entry, append the
 // finalized event, count the unit finalized, and retire the entry's guard,
 // which aborts anyone still deciding on the entry.
-func (b *Build) finalizeEntry(c rueidis.DedicatedClient, s Stream, entryID, guard, token string, event []byte, cmds rueidis.Commands) rueidis.Commands {
+func (sc *schema) finalizeEntry(c rueidis.DedicatedClient, s Stream, entryID, guard, token string, event []byte, cmds rueidis.Commands) rueidis.Commands {
 	cmds = append(cmds,
-		c.B().Xack().Key(b.keys.stream(s)).Group(Group).Id(entryID).Build(),
-		b.appendEvent(c, event),
-		c.B().Hincrby().Key(b.keys.Meta).Field("finalized_count").Increment(1).Build(),
+		c.B().Xack().Key(sc.keys.stream(s)).Group(Group).Id(entryID).Build(),
+		sc.appendEvent(c, event),
+		c.B().Hincrby().Key(sc.keys.Meta).Field("finalized_count").Increment(1).Build(),
 	)
-	return append(cmds, b.dropGuard(c, guard, token)...)
+	return append(cmds, sc.dropGuard(c, guard, token)...)
 }

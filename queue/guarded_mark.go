@@ -53,23 +53,23 @@ const (
 // field alone, and every transition after it must still find the build's
 // state gone (docs/design.md#ttls). A Build that must run guarded builds
 // only (Transition's) also asks for the mark, in the same command.
-func (b *Build) metaRead(c rueidis.DedicatedClient) rueidis.Completed {
-	return b.metaReadOn(c.B())
+func (sc *schema) metaRead(c rueidis.DedicatedClient) rueidis.Completed {
+	return sc.metaReadOn(c.B())
 }
 
 // metaReadOn is metaRead, built with bld.
-func (b *Build) metaReadOn(bld rueidis.Builder) rueidis.Completed {
-	if b.guardedOnly {
-		return bld.Hmget().Key(b.keys.Meta).Field(metaState, metaGuarded).Build()
+func (sc *schema) metaReadOn(bld rueidis.Builder) rueidis.Completed {
+	if sc.guardedOnly {
+		return bld.Hmget().Key(sc.keys.Meta).Field(metaState, metaGuarded).Build()
 	}
-	return bld.Hexists().Key(b.keys.Meta).Field(metaState).Build()
+	return bld.Hexists().Key(sc.keys.Meta).Field(metaState).Build()
 }
 
 // metaFound reads metaRead's reply: whether meta holds its state. A meta
 // that does but lacks the mark, on a Build that requires it, is
 // ErrUnguarded; a missing meta is not (the caller reports it CORRUPT).
-func (b *Build) metaFound(r rueidis.RedisResult) (bool, error) {
-	if !b.guardedOnly {
+func (sc *schema) metaFound(r rueidis.RedisResult) (bool, error) {
+	if !sc.guardedOnly {
 		n, err := r.AsInt64()
 		return n == 1, err
 	}
@@ -82,7 +82,7 @@ func (b *Build) metaFound(r rueidis.RedisResult) (bool, error) {
 	}
 	if mark, _ := vals[1].ToString(); mark != guardedMark {
 		return false, fmt.Errorf("%w: %s has no %s=%s field, so it was not published by hopper, and the reference script, which writes no guards, may be settling its units: run all of a build's callers on hopper, or all on the script",
-			ErrUnguarded, b.keys.Meta, metaGuarded, guardedMark)
+			ErrUnguarded, sc.keys.Meta, metaGuarded, guardedMark)
 	}
 	return true, nil
 }

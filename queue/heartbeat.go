@@ -34,11 +34,11 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 			// JUSTID keeps the delivery count in Redis; RETRYCOUNT says it
 			// again for servers that count a JUSTID claim (miniredis, behind
 			// `hopper run`), so the reservation's fence still holds there.
-			c.B().Xclaim().Key(b.keys.stream(r.Stream)).Group(Group).Consumer(r.WorkerID).MinIdleTime("0").Id(r.EntryID).
+			c.B().Xclaim().Key(b.schema.keys.stream(r.Stream)).Group(Group).Consumer(r.WorkerID).MinIdleTime("0").Id(r.EntryID).
 				Retrycount(h.row.DeliveryCount).Justid().Build(),
 			// The idle time changed: a reclaim that judged it must look again.
-			b.setGuard(c, g.entry, token),
-			b.touchWorker(c, r.WorkerID, h.worker, h.now, setCurrent(r.UnitID), 0),
+			b.schema.setGuard(c, g.entry, token),
+			b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, setCurrent(r.UnitID), 0),
 		}, nil
 	})
 }

@@ -89,7 +89,7 @@ func (b *Build) Join(ctx context.Context, worker string, m Manifest, opts JoinOp
 	if err := checkID("worker id", worker); err != nil {
 		return Joined{}, err
 	}
-	if err := b.checkLifecycleKeys(); err != nil {
+	if err := b.schema.checkLifecycleKeys(); err != nil {
 		return Joined{}, err
 	}
 	opts, err := opts.withDefaults()
@@ -116,10 +116,10 @@ func (b *Build) Join(ctx context.Context, worker string, m Manifest, opts JoinOp
 			}
 			return Joined{Manifest: s.Manifest, Published: published, ReadyAtMS: s.ReadyAtMS}, nil
 		case s.Published:
-			return Joined{}, &InitFailedError{BuildID: b.buildName(), LoadErrors: s.Manifest.LoadErrors}
+			return Joined{}, &InitFailedError{BuildID: b.schema.buildName(), LoadErrors: s.Manifest.LoadErrors}
 		case s.Tombstone:
 			return Joined{}, fmt.Errorf("%w: build %s was published before and its state is gone (expired or deleted): choose a new build id",
-				ErrBuildBurnt, b.buildName())
+				ErrBuildBurnt, b.schema.buildName())
 		}
 
 		// After a publish whose outcome was unknown and which the look
@@ -147,7 +147,7 @@ func (b *Build) Join(ctx context.Context, worker string, m Manifest, opts JoinOp
 			return Joined{}, ended(ctx, err)
 		}
 		if !time.Now().Before(deadline) {
-			return Joined{}, fmt.Errorf("%w: build %s (waited %.0fs)", ErrNeverInitialized, b.buildName(), time.Since(start).Seconds())
+			return Joined{}, fmt.Errorf("%w: build %s (waited %.0fs)", ErrNeverInitialized, b.schema.buildName(), time.Since(start).Seconds())
 		}
 		// Cut at the deadline: a poll interval longer than what is left
 		// of the init timeout must not stretch the wait past it.
@@ -170,7 +170,7 @@ func ended(ctx context.Context, err error) error {
 // error that says so.
 func (b *Build) refuseMismatch(ctx context.Context, worker string, local, published Manifest) error {
 	mismatch := &FingerprintMismatchError{
-		BuildID:   b.buildName(),
+		BuildID:   b.schema.buildName(),
 		Local:     local.Fingerprint.Sum,
 		Published: published.Fingerprint.Sum,
 		Inputs:    fingerprint.Diff(local.Fingerprint, published.Fingerprint),
@@ -193,8 +193,8 @@ func (b *Build) refuseMismatch(ctx context.Context, worker string, local, publis
 
 // buildName is the build id when the keys carry one ("hopper:{id}:..."),
 // else the meta key: for messages only.
-func (b *Build) buildName() string {
-	k := b.keys.Meta
+func (sc *schema) buildName() string {
+	k := sc.keys.Meta
 	if i, j := strings.IndexByte(k, '{'), strings.IndexByte(k, '}'); i >= 0 && j > i+1 {
 		return k[i+1 : j]
 	}
@@ -204,9 +204,9 @@ func (b *Build) buildName() string {
 // checkLifecycleKeys refuses a build opened with ScriptKeys, which names no
 // leader or tombstone key: such builds are published by their callers, not
 // by Publish.
-func (b *Build) checkLifecycleKeys() error {
-	if b.keys.Leader == "" || b.keys.Exists == "" {
-		return errInvalid("keys of %s name no leader or tombstone key (made by ScriptKeys?): open the build with Open or BuildKeys", b.keys.Meta)
+func (sc *schema) checkLifecycleKeys() error {
+	if sc.keys.Leader == "" || sc.keys.Exists == "" {
+		return errInvalid("keys of %s name no leader or tombstone key (made by ScriptKeys?): open the build with Open or BuildKeys", sc.keys.Meta)
 	}
 	return nil
 }

@@ -31,7 +31,7 @@ func TestWatchedReadKeepsWhatItDelivered(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.watches.gave("w1", false) // its last reservation gave nothing
-	units := b.keys.Units
+	units := b.schema.keys.Units
 	client.EXPECT().Dedicate().Return(conn, func() {})
 	conn.EXPECT().DoMulti(gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
 		if len(cmds) != 5 {

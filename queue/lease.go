@@ -57,7 +57,7 @@ func (b *Build) TryLease(ctx context.Context, worker string, ttl time.Duration) 
 	if err := checkID("worker id", worker); err != nil {
 		return Lease{}, false, err
 	}
-	if err := b.checkLifecycleKeys(); err != nil {
+	if err := b.schema.checkLifecycleKeys(); err != nil {
 		return Lease{}, false, err
 	}
 	if ttl == 0 {
@@ -67,7 +67,7 @@ func (b *Build) TryLease(ctx context.Context, worker string, ttl time.Duration) 
 		return Lease{}, false, errInvalid("lease TTL %v is below one millisecond", ttl)
 	}
 	l = newLease(worker)
-	set := b.client.B().Set().Key(b.keys.Leader).Value(l.Token).Nx()
+	set := b.client.B().Set().Key(b.schema.keys.Leader).Value(l.Token).Nx()
 	var cmd rueidis.Completed
 	if ttl%time.Second == 0 {
 		cmd = set.ExSeconds(int64(ttl / time.Second)).Build()

@@ -27,27 +27,27 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 	}
 	return b.commitWorker(ctx, workerPlan{
 		mode: ModeLiveness, worker: worker,
-		reads: func(c rueidis.DedicatedClient) rueidis.Commands { return b.livenessReads(c, worker) },
+		reads: func(c rueidis.DedicatedClient) rueidis.Commands { return b.schema.livenessReads(c, worker) },
 		decide: func(c rueidis.DedicatedClient, res []rueidis.RedisResult, now int64) (rueidis.Commands, error) {
-			rec, err := b.livenessRecord(worker, res[0], res[1])
+			rec, err := b.schema.livenessRecord(worker, res[0], res[1])
 			if err != nil {
 				return nil, err
 			}
-			return rueidis.Commands{b.touchWorker(c, worker, rec, now, setCurrent(currentUnit), 0)}, nil
+			return rueidis.Commands{b.schema.touchWorker(c, worker, rec, now, setCurrent(currentUnit), 0)}, nil
 		},
 	})
 }
 
 // livenessReads are what Liveness reads before it decides, behind the
 // WATCH of the worker guard: meta's state and the worker's record.
-func (b *Build) livenessReads(c rueidis.DedicatedClient, worker string) rueidis.Commands {
-	return rueidis.Commands{b.metaRead(c), c.B().Hget().Key(b.keys.Workers).Field(worker).Build()}
+func (sc *schema) livenessReads(c rueidis.DedicatedClient, worker string) rueidis.Commands {
+	return rueidis.Commands{sc.metaRead(c), c.B().Hget().Key(sc.keys.Workers).Field(worker).Build()}
 }
 
 // livenessRecord reads the replies of livenessReads: the
 // worker's record, or ErrCorrupt when meta holds no state.
-func (b *Build) livenessRecord(worker string, meta, record rueidis.RedisResult) (workerRecord, error) {
-	if found, err := b.metaFound(meta); err != nil {
+func (sc *schema) livenessRecord(worker string, meta, record rueidis.RedisResult) (workerRecord, error) {
+	if found, err := sc.metaFound(meta); err != nil {
 		return workerRecord{}, err
 	} else if !found {
 		return workerRecord{}, fmt.Errorf("%w: meta is missing or holds no state (worker %q)", ErrCorrupt, worker)

@@ -58,8 +58,8 @@ func (b *Build) ReadPresence(ctx context.Context) (Presence, error) {
 	defer cancel()
 	c := b.client
 	res := c.DoMulti(ctx,
-		c.B().Hgetall().Key(b.keys.Meta).Build(),
-		c.B().Exists().Key(b.keys.Exists).Build(),
+		c.B().Hgetall().Key(b.schema.keys.Meta).Build(),
+		c.B().Exists().Key(b.schema.keys.Exists).Build(),
 	)
 	meta, err := res[0].AsStrMap()
 	if err != nil {
@@ -89,8 +89,8 @@ func (b *Build) ReadPoll(ctx context.Context) (Poll, error) {
 	defer cancel()
 	c := b.client
 	res := c.DoMulti(ctx,
-		c.B().Hgetall().Key(b.keys.Meta).Build(),
-		c.B().Hgetall().Key(b.keys.Workers).Build(),
+		c.B().Hgetall().Key(b.schema.keys.Meta).Build(),
+		c.B().Hgetall().Key(b.schema.keys.Workers).Build(),
 		c.B().Time().Build().ToRetryable(), // TIME writes nothing: retry it with the reads
 	)
 	var p Poll
@@ -113,7 +113,7 @@ const scanPage = 1000
 // page at a time: its id, and the event it holds (ok false: the entry has
 // no event, which no transition appends). An error of each ends the scan.
 func (b *Build) ReadAttempts(ctx context.Context, each func(id, event string, ok bool) error) error {
-	return b.scan(ctx, b.keys.Attempts, func(id string, fields map[string]string) error {
+	return b.scan(ctx, b.schema.keys.Attempts, func(id string, fields map[string]string) error {
 		ev, ok := fields["json"]
 		return each(id, ev, ok)
 	})
@@ -124,7 +124,7 @@ func (b *Build) ReadAttempts(ctx context.Context, each func(id, event string, ok
 // every unit once.
 func (b *Build) ReadUnitIDs(ctx context.Context) ([]string, error) {
 	var ids []string
-	err := b.scan(ctx, b.keys.Units, func(_ string, fields map[string]string) error {
+	err := b.scan(ctx, b.schema.keys.Units, func(_ string, fields map[string]string) error {
 		ids = append(ids, fields["id"])
 		return nil
 	})
@@ -190,7 +190,7 @@ func observedNow(r rueidis.RedisResult) (int64, error) {
 // was logged since. Unlike ReadAttempts it bounds no page: ctx is the
 // follower's, which decides how long to wait through an outage.
 func (b *Build) ReadAttemptsAfter(ctx context.Context, after string, each func(id, event string, ok bool) error) error {
-	return b.scanAfter(ctx, b.keys.Attempts, after, 0, func(id string, fields map[string]string) error {
+	return b.scanAfter(ctx, b.schema.keys.Attempts, after, 0, func(id string, fields map[string]string) error {
 		ev, ok := fields["json"]
 		return each(id, ev, ok)
 	})

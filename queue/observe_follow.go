@@ -29,9 +29,9 @@ type Look struct {
 func (b *Build) ReadLook(ctx context.Context) (Look, error) {
 	c := b.client
 	res := c.DoMulti(ctx,
-		c.B().Hgetall().Key(b.keys.Meta).Build(),
-		c.B().Exists().Key(b.keys.Exists).Build(),
-		c.B().Hgetall().Key(b.keys.Workers).Build(),
+		c.B().Hgetall().Key(b.schema.keys.Meta).Build(),
+		c.B().Exists().Key(b.schema.keys.Exists).Build(),
+		c.B().Hgetall().Key(b.schema.keys.Workers).Build(),
 		c.B().Time().Build())
 	l := Look{Round: 1}
 	var err error
@@ -57,7 +57,7 @@ func (b *Build) ReadLook(ctx context.Context) (Look, error) {
 
 // lookAtRound puts the meta and workers of round l.Round in l's.
 func (b *Build) lookAtRound(ctx context.Context, l *Look) error {
-	keys := b.keys.OfRound(l.Round)
+	keys := b.schema.keys.OfRound(l.Round)
 	c := b.client
 	res := c.DoMulti(ctx,
 		c.B().Hgetall().Key(keys.Meta).Build(),
@@ -98,7 +98,7 @@ type Completion struct {
 // ctx is taken as given (see ReadAttemptsAfter).
 func (b *Build) ReadCompletion(ctx context.Context) (Completion, error) {
 	c := b.client
-	v, err := c.Do(ctx, c.B().Hget().Key(b.keys.Meta).Field(metaRound).Build()).ToString()
+	v, err := c.Do(ctx, c.B().Hget().Key(b.schema.keys.Meta).Field(metaRound).Build()).ToString()
 	round := map[string]string{}
 	if err == nil {
 		round[metaRound] = v
@@ -109,7 +109,7 @@ func (b *Build) ReadCompletion(ctx context.Context) (Completion, error) {
 	if err != nil {
 		return Completion{}, err
 	}
-	return b.readRoundCompletion(ctx, b.keys.OfRound(n))
+	return b.readRoundCompletion(ctx, b.schema.keys.OfRound(n))
 }
 
 // readRoundCompletion reads the state and counts of the round whose keys

@@ -35,7 +35,7 @@ func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte)
 			if err != nil {
 				return nil, err
 			}
-			return rueidis.Commands{b.appendEvent(c, stamped)}, nil
+			return rueidis.Commands{b.schema.appendEvent(c, stamped)}, nil
 		},
 	})
 }

@@ -48,7 +48,7 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 	if err := lease.check(); err != nil {
 		return err
 	}
-	if err := b.checkLifecycleKeys(); err != nil {
+	if err := b.schema.checkLifecycleKeys(); err != nil {
 		return err
 	}
 	m, err := m.normalized(b.opts.TTL)
@@ -77,15 +77,15 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 			case serr == nil && s.Published && s.Publisher == lease.Token:
 				return nil
 			case serr != nil: // say why the look could not tell
-				return fmt.Errorf("%w: publishing %s: %w (then %v)", ErrOutcomeUnknown, b.keys.Meta, err, serr)
+				return fmt.Errorf("%w: publishing %s: %w (then %v)", ErrOutcomeUnknown, b.schema.keys.Meta, err, serr)
 			case s.Published:
 				// Another publisher's meta: this commit was not applied
 				// (had it been, theirs would have been refused), and never
 				// will be, its WATCH having seen meta move.
 				return fmt.Errorf("%w: %s was published by %q while this commit's reply was lost (%v)",
-					ErrAlreadyPublished, b.keys.Meta, s.Publisher, err)
+					ErrAlreadyPublished, b.schema.keys.Meta, s.Publisher, err)
 			}
-			return fmt.Errorf("%w: publishing %s: %w", ErrOutcomeUnknown, b.keys.Meta, err)
+			return fmt.Errorf("%w: publishing %s: %w", ErrOutcomeUnknown, b.schema.keys.Meta, err)
 		}
 		redirected := isRedirect(err)
 		if !errors.Is(err, errAborted) && !redirected {
@@ -96,7 +96,7 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 		// slot moved: a plain command follows the redirect and refreshes the
 		// client's slot map, and the next dedicated connection goes there.
 		if redirected {
-			_ = b.client.Do(ctx, b.client.B().Exists().Key(b.keys.Leader).Build()).Error()
+			_ = b.client.Do(ctx, b.client.B().Exists().Key(b.schema.keys.Leader).Build()).Error()
 		}
 		if n >= b.opts.MaxAttempts {
 			return fmt.Errorf("%w after %d attempts to publish", ErrContention, n)
@@ -109,7 +109,7 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 }
 
 func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, lease Lease, m Manifest, fields map[string]string, tombstoneTTL time.Duration, ambiguous *bool) error {
-	k := b.keys
+	k := b.schema.keys
 	res := c.DoMulti(ctx,
 		c.B().Watch().Key(k.Leader, k.Exists, k.Meta, k.UnitState).Build(),
 		c.B().Get().Key(k.Leader).Build(),

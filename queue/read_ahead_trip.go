@@ -51,11 +51,11 @@ func (t *aheadTrip) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 			cmds = append(cmds, look...)
 			rd.look, rd.learning = len(look), learning
 		} else {
-			cmds = append(cmds, c.B().XinfoStream().Key(b.keys.Priority).Build())
+			cmds = append(cmds, c.B().XinfoStream().Key(b.schema.keys.Priority).Build())
 			rd.info = true
 		}
 		if rd.entries {
-			cmds = append(cmds, c.B().Xreadgroup().Group(Group, rd.worker).Count(int64(rd.n)).Streams().Key(b.keys.stream(rd.stream)).Id(">").Build())
+			cmds = append(cmds, c.B().Xreadgroup().Group(Group, rd.worker).Count(int64(rd.n)).Streams().Key(b.schema.keys.stream(rd.stream)).Id(">").Build())
 		}
 	}
 	return cmds
@@ -121,7 +121,7 @@ func delivered(b *Build, s Stream, r rueidis.RedisResult) ([]stashed, bool) {
 		return nil, false
 	}
 	var out []stashed
-	for _, x := range streams[b.keys.stream(s)] {
+	for _, x := range streams[b.schema.keys.stream(s)] {
 		out = append(out, stashed{s: s, x: x})
 	}
 	return out, true

@@ -78,7 +78,7 @@ func (b *Build) reclaimOn(ctx context.Context, worker string, timeoutMS int64, f
 		}
 		b.meter.observe(ctx, ModeReclaim, statusOf(err, ok), start)
 	}(time.Now())
-	r := &reclaimer{b: b, worker: worker, wguard: b.keys.workerGuard(worker), timeoutMS: timeoutMS, fallbackMax: fallbackMax, given: given}
+	r := &reclaimer{b: b, worker: worker, wguard: b.schema.keys.workerGuard(worker), timeoutMS: timeoutMS, fallbackMax: fallbackMax, given: given}
 	if err = b.commit(ctx, ModeReclaim, r.wguard, r.attempt); err != nil {
 		return Reclaimed{}, err
 	}

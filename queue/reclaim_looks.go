@@ -45,12 +45,12 @@ func (r *reclaimer) firstLook() (firstLook, error) {
 // behind a settlement's EXEC (read_ahead.go).
 func (b *Build) firstLookCmds(c rueidis.DedicatedClient, timeoutMS int64) (rueidis.Commands, []entryAt) {
 	cmds := append(rueidis.Commands{
-		b.metaRead(c),
-		c.B().Hget().Key(b.keys.Meta).Field("max_reclaims").Build(),
-	}, b.scanCmds(c, timeoutMS)...)
+		b.schema.metaRead(c),
+		c.B().Hget().Key(b.schema.keys.Meta).Field("max_reclaims").Build(),
+	}, b.schema.scanCmds(c, timeoutMS)...)
 	learning := b.entries.toRange()
 	for _, at := range learning {
-		cmds = append(cmds, b.xrangeEntry(c, at))
+		cmds = append(cmds, b.schema.xrangeEntry(c, at))
 	}
 	return cmds, learning
 }
@@ -62,7 +62,7 @@ func (r *reclaimer) parseFirstLook(res []rueidis.RedisResult, learning []entryAt
 	for i, at := range learning {
 		b.entries.learnRanged(at, res[2+scanReplies+i])
 	}
-	if found, err := b.metaFound(res[0]); err != nil {
+	if found, err := b.schema.metaFound(res[0]); err != nil {
 		return firstLook{}, err
 	} else if !found {
 		return firstLook{}, fmt.Errorf("%w: meta is missing or holds no state (reclaim by %q)", ErrCorrupt, r.worker)
@@ -100,12 +100,12 @@ type secondLook struct {
 }
 
 func (r *reclaimer) secondLook(first firstLook) (secondLook, error) {
-	b, c, k := r.b, r.c, r.b.keys
+	b, c, k := r.b, r.c, r.b.schema.keys
 	w := watchFor(k, r.wguard, first)
 	cmds := rueidis.Commands{c.B().Watch().Key(w.keys...).Build()}
-	cmds = append(cmds, b.scanCmds(c, r.timeoutMS)...)
+	cmds = append(cmds, b.schema.scanCmds(c, r.timeoutMS)...)
 	for _, at := range w.ranged {
-		cmds = append(cmds, b.xrangeEntry(c, at))
+		cmds = append(cmds, b.schema.xrangeEntry(c, at))
 	}
 	cmds = append(cmds, c.B().Hget().Key(k.Workers).Field(r.worker).Build(), c.B().Time().Build())
 	prefetch := b.prefetchUnits(first.scans, w.ranged, r.timeoutMS)
@@ -178,7 +178,7 @@ func (b *Build) unitStates(ctx context.Context, c rueidis.DedicatedClient, units
 	if len(rest) == 0 {
 		return prefetched, nil
 	}
-	states, err := hmgetStates(rest, c.Do(ctx, c.B().Hmget().Key(b.keys.UnitState).Field(rest...).Build()))
+	states, err := hmgetStates(rest, c.Do(ctx, c.B().Hmget().Key(b.schema.keys.UnitState).Field(rest...).Build()))
 	if err != nil {
 		return nil, err
 	}

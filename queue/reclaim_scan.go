@@ -68,8 +68,8 @@ const scanReplies = 6
 // fence.ScanWindow pending entries (XAUTOCLAIM's reach), and the stream's
 // info, whose max-deleted-entry-id tells which pending entries might have
 // been deleted from the stream.
-func (b *Build) scanCmds(c rueidis.DedicatedClient, timeoutMS int64) rueidis.Commands {
-	k := b.keys
+func (sc *schema) scanCmds(c rueidis.DedicatedClient, timeoutMS int64) rueidis.Commands {
+	k := sc.keys
 	cmds := make(rueidis.Commands, 0, scanReplies)
 	for _, s := range []Stream{StreamPriority, StreamUnits} {
 		cmds = append(cmds,
@@ -125,6 +125,6 @@ func parseScans(res []rueidis.RedisResult) ([]streamScan, error) {
 }
 
 // xrangeEntry reads the entry at.
-func (b *Build) xrangeEntry(c rueidis.DedicatedClient, at entryAt) rueidis.Completed {
-	return c.B().Xrange().Key(b.keys.stream(at.stream)).Start(at.id).End(at.id).Build()
+func (sc *schema) xrangeEntry(c rueidis.DedicatedClient, at entryAt) rueidis.Completed {
+	return c.B().Xrange().Key(sc.keys.stream(at.stream)).Start(at.id).End(at.id).Build()
 }

@@ -90,9 +90,9 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 				return nil, err
 			}
 			out = Requeued{RetryIndex: h.state.RetryIndex}
-			cmds := b.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, nil)
-			cmds = b.writeTestResults(c, r, res.TestResults, cmds)
-			return append(cmds, b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
+			cmds := b.schema.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, nil)
+			cmds = b.schema.writeTestResults(c, r, res.TestResults, cmds)
+			return append(cmds, b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
 		}
 		newID, err := t.next(h.now)
 		if err != nil {
@@ -113,18 +113,18 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 		cmds := make(rueidis.Commands, 0, 10)
 		if decision.EntersRetry {
 			t.inRetry++ // the next requeue of the batch counts this one
-			cmds = append(cmds, c.B().Hincrby().Key(b.keys.Meta).Field("requeued_units_count").Increment(1).Build())
+			cmds = append(cmds, c.B().Hincrby().Key(b.schema.keys.Meta).Field("requeued_units_count").Increment(1).Build())
 		}
 		cmds = append(cmds,
-			c.B().Hset().Key(b.keys.UnitState).FieldValue().FieldValue(r.UnitID, string(after.Encode())).Build(),
-			c.B().Xack().Key(b.keys.stream(r.Stream)).Group(Group).Id(r.EntryID).Build(),
-			c.B().Xadd().Key(b.keys.Priority).Id(newID).FieldValue().FieldValue("id", r.UnitID).FieldValue("type", r.UnitType).Build(),
-			b.appendEvent(c, ev),
-			b.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1),
-			b.setGuard(c, b.keys.tailGuard(), token),
+			c.B().Hset().Key(b.schema.keys.UnitState).FieldValue().FieldValue(r.UnitID, string(after.Encode())).Build(),
+			c.B().Xack().Key(b.schema.keys.stream(r.Stream)).Group(Group).Id(r.EntryID).Build(),
+			c.B().Xadd().Key(b.schema.keys.Priority).Id(newID).FieldValue().FieldValue("id", r.UnitID).FieldValue("type", r.UnitType).Build(),
+			b.schema.appendEvent(c, ev),
+			b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1),
+			b.schema.setGuard(c, b.schema.keys.tailGuard(), token),
 		)
-		cmds = b.writeTestResults(c, r, res.TestResults, cmds)
-		return append(cmds, b.dropGuard(c, g.entry, token)...), nil
+		cmds = b.schema.writeTestResults(c, r, res.TestResults, cmds)
+		return append(cmds, b.schema.dropGuard(c, g.entry, token)...), nil
 	})
 	if err != nil {
 		return Requeued{}, err
@@ -149,8 +149,8 @@ const tailReadCount = 2
 // counts in meta, and the priority stream's last id.
 func tailReads(b *Build, c rueidis.DedicatedClient) []rueidis.Completed {
 	return []rueidis.Completed{
-		c.B().Hmget().Key(b.keys.Meta).Field("max_requeues", "requeue_tolerance", "total_units", "requeued_units_count").Build(),
-		c.B().XinfoStream().Key(b.keys.Priority).Build(),
+		c.B().Hmget().Key(b.schema.keys.Meta).Field("max_requeues", "requeue_tolerance", "total_units", "requeued_units_count").Build(),
+		c.B().XinfoStream().Key(b.schema.keys.Priority).Build(),
 	}
 }
 

@@ -130,34 +130,34 @@ func (b *Build) readStream(ctx context.Context, worker string, s Stream, n int, 
 	rctx, cancel := boundedRead(ctx, readBound(block))
 	defer cancel()
 	if s == StreamUnits && b.watches.wasIdle(worker) {
-		if meta, read, ok := b.readUnitsWatching(rctx, worker, b.readCommand(bld, worker, s, n, block)); ok { // see kept_watch.go
-			return b.readReplies(worker, s, checkMeta, meta, read)
+		if meta, read, ok := b.readUnitsWatching(rctx, worker, b.schema.readCommand(bld, worker, s, n, block)); ok { // see kept_watch.go
+			return b.schema.readReplies(worker, s, checkMeta, meta, read)
 		}
 	}
-	cmds := rueidis.Commands{b.readCommand(bld, worker, s, n, block)}
+	cmds := rueidis.Commands{b.schema.readCommand(bld, worker, s, n, block)}
 	if checkMeta {
-		cmds = rueidis.Commands{b.metaReadOn(bld), cmds[0]}
+		cmds = rueidis.Commands{b.schema.metaReadOn(bld), cmds[0]}
 	}
 	res := b.client.DoMulti(rctx, cmds...)
-	return b.readReplies(worker, s, checkMeta, res[0], res[len(res)-1])
+	return b.schema.readReplies(worker, s, checkMeta, res[0], res[len(res)-1])
 }
 
 // readCommand is worker's XREADGROUP of up to n new entries of s, waiting
 // up to block on the units stream. A command is built for each send:
 // rueidis recycles a command once sent.
-func (b *Build) readCommand(bld rueidis.Builder, worker string, s Stream, n int, block time.Duration) rueidis.Completed {
+func (sc *schema) readCommand(bld rueidis.Builder, worker string, s Stream, n int, block time.Duration) rueidis.Completed {
 	read := bld.Xreadgroup().Group(Group, worker).Count(int64(n))
 	if s == StreamPriority {
-		return read.Streams().Key(b.keys.Priority).Id(">").Build()
+		return read.Streams().Key(sc.keys.Priority).Id(">").Build()
 	}
-	return read.Block(block.Milliseconds()).Streams().Key(b.keys.Units).Id(">").Build()
+	return read.Block(block.Milliseconds()).Streams().Key(sc.keys.Units).Id(">").Build()
 }
 
 // readReplies are the entries of a stream read, given its reply and,
 // when checkMeta, that of meta's state read before it.
-func (b *Build) readReplies(worker string, s Stream, checkMeta bool, meta, read rueidis.RedisResult) (map[string][]rueidis.XRangeEntry, error) {
+func (sc *schema) readReplies(worker string, s Stream, checkMeta bool, meta, read rueidis.RedisResult) (map[string][]rueidis.XRangeEntry, error) {
 	if checkMeta {
-		found, err := b.metaFound(meta)
+		found, err := sc.metaFound(meta)
 		if err != nil {
 			return nil, err
 		}

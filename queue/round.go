@@ -123,7 +123,7 @@ func (b *Build) round(n int) (*Build, error) {
 	if n <= 1 {
 		return b, nil
 	}
-	return OpenKeys(b.client, RoundKeys(b.buildName(), n), b.opts)
+	return OpenKeys(b.client, RoundKeys(b.schema.buildName(), n), b.opts)
 }
 
 // Round returns the Build of round n of this build (b itself for round 1),
@@ -185,9 +185,9 @@ func parseRound(v string) (int, error) {
 func (b *Build) readMeta(ctx context.Context) (map[string]string, error) {
 	ctx, cancel := boundedRead(ctx, readTimeout)
 	defer cancel()
-	m, err := b.client.Do(ctx, b.client.B().Hgetall().Key(b.keys.Meta).Build()).AsStrMap()
+	m, err := b.client.Do(ctx, b.client.B().Hgetall().Key(b.schema.keys.Meta).Build()).AsStrMap()
 	if err != nil {
-		return nil, fmt.Errorf("queue: reading %s: %w", b.keys.Meta, err)
+		return nil, fmt.Errorf("queue: reading %s: %w", b.schema.keys.Meta, err)
 	}
 	return m, nil
 }
@@ -199,7 +199,7 @@ func (b *Build) recordCI(ctx context.Context, sig RetrySignal) error {
 		return nil
 	}
 	c := b.client
-	return c.Do(ctx, c.B().Hset().Key(b.keys.Meta).FieldValue().FieldValue(metaCIPrefix+sig.Slot, sig.Attempt).Build()).Error()
+	return c.Do(ctx, c.B().Hset().Key(b.schema.keys.Meta).FieldValue().FieldValue(metaCIPrefix+sig.Slot, sig.Attempt).Build()).Error()
 }
 
 // RoundUnits returns the units of round r that did not pass there: those

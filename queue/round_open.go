@@ -24,7 +24,7 @@ func (b *Build) openRound(ctx context.Context, worker string, r int, sig RetrySi
 	if err != nil {
 		return Entered{}, err
 	}
-	next := RoundKeys(b.buildName(), r+1)
+	next := RoundKeys(b.schema.buildName(), r+1)
 	// Round r is complete: its part of the log is final.
 	evs, err := b.readLog(ctx)
 	if err != nil {
@@ -33,7 +33,7 @@ func (b *Build) openRound(ctx context.Context, worker string, r int, sig RetrySi
 	var out Entered
 	err = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
 		var err error
-		out, err = b.openRoundOnce(dedicatedContext(ctx), c, worker, cur.keys, next, evs, sig)
+		out, err = b.openRoundOnce(dedicatedContext(ctx), c, worker, cur.schema.keys, next, evs, sig)
 		return err
 	})
 	return out, err
@@ -42,8 +42,8 @@ func (b *Build) openRound(ctx context.Context, worker string, r int, sig RetrySi
 func (b *Build) openRoundOnce(ctx context.Context, c rueidis.DedicatedClient, worker string, cur, next Keys, evs []events.Event, sig RetrySignal) (Entered, error) {
 	r := cur.Round()
 	res := c.DoMulti(ctx,
-		c.B().Watch().Key(b.keys.Meta, cur.Meta, next.Meta).Build(),
-		c.B().Hgetall().Key(b.keys.Meta).Build(),
+		c.B().Watch().Key(b.schema.keys.Meta, cur.Meta, next.Meta).Build(),
+		c.B().Hgetall().Key(b.schema.keys.Meta).Build(),
 		c.B().Hgetall().Key(cur.Meta).Build(),
 		c.B().Exists().Key(next.Meta).Build(),
 		c.B().Time().Build())
@@ -85,7 +85,7 @@ func (b *Build) openRoundOnce(ctx context.Context, c rueidis.DedicatedClient, wo
 		unwatch(c)
 		return Entered{}, err
 	}
-	cmds := b.roundCommands(c, base, cur, next, units, now, sig, ev)
+	cmds := b.schema.roundCommands(c, base, cur, next, units, now, sig, ev)
 	ambiguous, err := execOutcome(c.DoMulti(ctx, cmds...), "round opening")
 	if ambiguous {
 		return Entered{}, errAborted
@@ -101,9 +101,9 @@ func (b *Build) openRoundOnce(ctx context.Context, c rueidis.DedicatedClient, wo
 // states, its meta; and points the build's meta at it, logs round_opened,
 // and gives every key of the build, the previous round's and the new
 // round's the build's TTL.
-func (b *Build) roundCommands(c rueidis.DedicatedClient, base map[string]string, cur, next Keys, units []string, now int64, sig RetrySignal, ev []byte) rueidis.Commands {
+func (sc *schema) roundCommands(c rueidis.DedicatedClient, base map[string]string, cur, next Keys, units []string, now int64, sig RetrySignal, ev []byte) rueidis.Commands {
 	cmds := rueidis.Commands{c.B().Multi().Build(),
-		c.B().Hset().Key(b.keys.Meta).FieldValue().FieldValue(metaRound, strconv.Itoa(next.Round())).Build(),
+		c.B().Hset().Key(sc.keys.Meta).FieldValue().FieldValue(metaRound, strconv.Itoa(next.Round())).Build(),
 		c.B().Del().Key(next.Units, next.Priority, next.UnitState, next.Workers).Build(),
 	}
 	for _, s := range []string{next.Units, next.Priority} {
@@ -125,14 +125,14 @@ func (b *Build) roundCommands(c rueidis.DedicatedClient, base map[string]string,
 		metaSet = metaSet.FieldValue(f, v)
 	}
 	cmds = append(cmds, metaSet.Build(),
-		c.B().Xadd().Key(b.keys.Attempts).Id("*").FieldValue().FieldValue("json", string(ev)).Build())
+		c.B().Xadd().Key(sc.keys.Attempts).Id("*").FieldValue().FieldValue("json", string(ev)).Build())
 	seen := map[string]bool{}
-	for _, k := range []Keys{b.keys, cur, next} {
+	for _, k := range []Keys{sc.keys, cur, next} {
 		live := k.live()
 		for _, key := range append(live[:], k.testResultsKey()) {
 			if !seen[key] {
 				seen[key] = true
-				cmds = append(cmds, c.B().Pexpire().Key(key).Milliseconds(b.ttlMS).Build())
+				cmds = append(cmds, c.B().Pexpire().Key(key).Milliseconds(sc.ttlMS).Build())
 			}
 		}
 	}
@@ -146,10 +146,10 @@ func (b *Build) readLog(ctx context.Context) ([]events.Event, error) {
 	start := "-"
 	for {
 		rctx, cancel := boundedRead(ctx, readTimeout)
-		entries, err := b.client.Do(rctx, b.client.B().Xrange().Key(b.keys.Attempts).Start(start).End("+").Count(page).Build()).AsXRange()
+		entries, err := b.client.Do(rctx, b.client.B().Xrange().Key(b.schema.keys.Attempts).Start(start).End("+").Count(page).Build()).AsXRange()
 		cancel()
 		if err != nil {
-			return nil, fmt.Errorf("queue: reading %s: %w", b.keys.Attempts, err)
+			return nil, fmt.Errorf("queue: reading %s: %w", b.schema.keys.Attempts, err)
 		}
 		for _, e := range entries {
 			ev, err := events.Decode([]byte(e.FieldValues["json"]))

@@ -44,7 +44,7 @@ func (s Status) Gone() bool { return s.Tombstone && !s.Published }
 // Status reads the tombstone and meta in one round trip. It writes nothing.
 // Meta that is present but unreadable is ErrCorrupt.
 func (b *Build) Status(ctx context.Context) (Status, error) {
-	if err := b.checkLifecycleKeys(); err != nil {
+	if err := b.schema.checkLifecycleKeys(); err != nil {
 		return Status{}, err
 	}
 	c := b.client
@@ -56,15 +56,15 @@ func (b *Build) Status(ctx context.Context) (Status, error) {
 	// gone (a tombstone, no meta yet), which would burn a build id that was
 	// just published.
 	res := c.DoMulti(ctx,
-		c.B().Exists().Key(b.keys.Exists).Build(),
-		c.B().Hgetall().Key(b.keys.Meta).Build())
+		c.B().Exists().Key(b.schema.keys.Exists).Build(),
+		c.B().Hgetall().Key(b.schema.keys.Meta).Build())
 	meta, err := res[1].AsStrMap()
 	if err != nil {
-		return Status{}, fmt.Errorf("queue: reading meta of %s: %w", b.keys.Meta, err)
+		return Status{}, fmt.Errorf("queue: reading meta of %s: %w", b.schema.keys.Meta, err)
 	}
 	n, err := res[0].AsInt64()
 	if err != nil {
-		return Status{}, fmt.Errorf("queue: reading tombstone %s: %w", b.keys.Exists, err)
+		return Status{}, fmt.Errorf("queue: reading tombstone %s: %w", b.schema.keys.Exists, err)
 	}
 	s, err := parseStatus(meta)
 	s.Tombstone = n == 1
@@ -109,17 +109,17 @@ func (p Progress) Complete() bool { return p.Finalized >= p.Total }
 func (b *Build) Progress(ctx context.Context) (Progress, error) {
 	ctx, cancel := boundedRead(ctx, readTimeout)
 	defer cancel()
-	vals, err := b.client.Do(ctx, b.client.B().Hmget().Key(b.keys.Meta).Field(metaFinalized, metaTotalUnits).Build()).ToArray()
+	vals, err := b.client.Do(ctx, b.client.B().Hmget().Key(b.schema.keys.Meta).Field(metaFinalized, metaTotalUnits).Build()).ToArray()
 	if err != nil {
-		return Progress{}, fmt.Errorf("queue: reading progress of %s: %w", b.keys.Meta, err)
+		return Progress{}, fmt.Errorf("queue: reading progress of %s: %w", b.schema.keys.Meta, err)
 	}
 	if len(vals) != 2 {
-		return Progress{}, fmt.Errorf("queue: HMGET %s replied %d values, want 2", b.keys.Meta, len(vals))
+		return Progress{}, fmt.Errorf("queue: HMGET %s replied %d values, want 2", b.schema.keys.Meta, len(vals))
 	}
 	fin, finOK := messageString(vals[0])
 	total, totalOK := messageString(vals[1])
 	if !totalOK {
-		return Progress{}, fmt.Errorf("%w: meta %s is missing (the build's state is gone)", ErrCorrupt, b.keys.Meta)
+		return Progress{}, fmt.Errorf("%w: meta %s is missing (the build's state is gone)", ErrCorrupt, b.schema.keys.Meta)
 	}
 	var p Progress
 	if p.Total, err = strconv.ParseInt(total, 10, 64); err != nil {
@@ -149,9 +149,9 @@ func messageString(m rueidis.RedisMessage) (string, bool) {
 func (b *Build) WorkerCount(ctx context.Context) (int64, error) {
 	ctx, cancel := boundedRead(ctx, readTimeout)
 	defer cancel()
-	n, err := b.client.Do(ctx, b.client.B().Hlen().Key(b.keys.Workers).Build()).AsInt64()
+	n, err := b.client.Do(ctx, b.client.B().Hlen().Key(b.schema.keys.Workers).Build()).AsInt64()
 	if err != nil {
-		return 0, fmt.Errorf("queue: counting the workers of %s: %w", b.keys.Workers, err)
+		return 0, fmt.Errorf("queue: counting the workers of %s: %w", b.schema.keys.Workers, err)
 	}
 	return n, nil
 }

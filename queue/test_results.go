@@ -65,14 +65,14 @@ func checkTestResults(raw json.RawMessage) error {
 // results, in the same MULTI as its settlement: they are kept exactly when
 // the settlement commits (never for a stale attempt), and the hash gets the
 // build's TTL with each write.
-func (b *Build) writeTestResults(c rueidis.DedicatedClient, r Reservation, raw json.RawMessage, cmds rueidis.Commands) rueidis.Commands {
+func (sc *schema) writeTestResults(c rueidis.DedicatedClient, r Reservation, raw json.RawMessage, cmds rueidis.Commands) rueidis.Commands {
 	if len(raw) == 0 {
 		return cmds
 	}
-	key := b.keys.testResultsKey()
+	key := sc.keys.testResultsKey()
 	return append(cmds,
 		c.B().Hset().Key(key).FieldValue().FieldValue(attemptRef(r).field(), string(raw)).Build(),
-		c.B().Arbitrary("PEXPIRE").Keys(key).Args(b.ttlText).Build(),
+		c.B().Arbitrary("PEXPIRE").Keys(key).Args(sc.ttlText).Build(),
 	)
 }
 
@@ -82,7 +82,7 @@ func (b *Build) writeTestResults(c rueidis.DedicatedClient, r Reservation, raw j
 func (b *Build) TestResults(ctx context.Context) (map[AttemptRef]json.RawMessage, error) {
 	ctx, cancel := boundedRead(ctx, readTimeout)
 	defer cancel()
-	key := b.keys.testResultsKey()
+	key := b.schema.keys.testResultsKey()
 	all, err := b.client.Do(ctx, b.client.B().Hgetall().Key(key).Build()).AsStrMap()
 	if err != nil {
 		return nil, &ReadError{Read: "HGETALL " + key, Err: err}

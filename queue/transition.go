@@ -110,7 +110,7 @@ func openScript(client rueidis.Client, k Keys, opts Options) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.guardedOnly = true
+	b.schema.guardedOnly = true
 	return b, nil
 }
 
@@ -121,11 +121,11 @@ func (b *Build) Transition(ctx context.Context, argv []string) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !b.guardedOnly {
+	if !b.schema.guardedOnly {
 		return nil, errInvalid("Transition on a Build not opened by OpenScript")
 	}
-	if call.ttlMS != b.ttlMS {
-		return nil, errInvalid("ttl_ms %d is not the Build's TTL of %d ms", call.ttlMS, b.ttlMS)
+	if call.ttlMS != b.schema.ttlMS {
+		return nil, errInvalid("ttl_ms %d is not the Build's TTL of %d ms", call.ttlMS, b.schema.ttlMS)
 	}
 	return b.transition(ctx, call)
 }

@@ -64,8 +64,8 @@ func (b *Build) watchDropped(ctx context.Context, err error) error {
 	for range 3 {
 		answered := false
 		_ = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
-			if answered = c.Do(pctx, c.B().Exists().Key(b.keys.Meta).Build()).Error() == nil; answered {
-				res := c.DoMulti(pctx, c.B().Watch().Key(b.keys.Meta).Build(), c.B().Unwatch().Build())
+			if answered = c.Do(pctx, c.B().Exists().Key(b.schema.keys.Meta).Build()).Error() == nil; answered {
+				res := c.DoMulti(pctx, c.B().Watch().Key(b.schema.keys.Meta).Build(), c.B().Unwatch().Build())
 				watch = res[0].Error()
 			}
 			return nil

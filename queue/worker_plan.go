@@ -25,7 +25,7 @@ type workerPlan struct {
 // mode when there is one, else on reads of its own, followed by a TIME.
 func (b *Build) commitWorker(ctx context.Context, p workerPlan) error {
 	from := b.watches.take(p.worker, p.mode)
-	return b.commitLinked(ctx, p.mode, b.keys.workerGuard(p.worker), link{From: from}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
+	return b.commitLinked(ctx, p.mode, b.schema.keys.workerGuard(p.worker), link{From: from}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
 		kept := t.First != nil
 		res, now, err := b.workerReads(ctx, c, t, p)
 		if err != nil {
@@ -36,7 +36,7 @@ func (b *Build) commitWorker(ctx context.Context, p workerPlan) error {
 			return nil, refusalOnKept(kept, err)
 		}
 		t.Now = now
-		return b.renew(c, writes), nil
+		return b.schema.renew(c, writes), nil
 	})
 }
 
@@ -55,7 +55,7 @@ func (b *Build) workerReads(ctx context.Context, c rueidis.DedicatedClient, t *t
 		now, err := b.clock.ServerNow(ctx, c)
 		return res, now, err
 	}
-	cmds := rueidis.Commands{c.B().Watch().Key(b.keys.workerGuard(p.worker)).Build()}
+	cmds := rueidis.Commands{c.B().Watch().Key(b.schema.keys.workerGuard(p.worker)).Build()}
 	if p.reads != nil {
 		cmds = append(cmds, p.reads(c)...)
 	}

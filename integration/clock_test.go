@@ -13,7 +13,7 @@ import (
 )
 
 // TestClockCarriesTimeOnlyWhenDue: a Build's transitions stamp the
-// server's time from its clock (queue/internal/engine/clock.go), so back-to-back
+// server's time from its clock (queue/internal/machinery/clock.go), so back-to-back
 // heartbeats send one TIME, not one each; an anchor gone stale is
 // refreshed by a TIME carried on the next round trip; and every last_seen
 // written lies between the server's times read before and after, less

@@ -32,7 +32,7 @@ func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Strea
 		return Delivery{}, err
 	}
 	var d Delivery
-	err = b.fenced(ctx, ModeDeliveryAccounting, r, false, func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string) (rueidis.Commands, error) {
+	err = b.eng.fenced(ctx, ModeDeliveryAccounting, r, false, func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string) (rueidis.Commands, error) {
 		if err := h.settled(r, fence.Expect{EntryID: entryID, Owner: worker}); err != nil {
 			return nil, err
 		}

@@ -82,21 +82,21 @@ func newBatcher() batcher {
 // whose ctx ends while it waits leaves the queue with ctx's error; once
 // taken into a batch, its transition runs with the batch, which stops
 // retrying only when every caller in it has given up (see batchContext).
-func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
+func (q *batcher) do(ctx context.Context, e *engine, op *fencedOp) error {
 	op.ctx = ctx
-	if b.inline {
-		b.commitBatch(ctx, []*fencedOp{op}, nil, nil) // alone, nothing carried (engine.go)
+	if e.inline {
+		e.commitBatch(ctx, []*fencedOp{op}, nil, nil) // alone, nothing carried (engine.go)
 		return op.err
 	}
-	if kept := b.kept.take(b, op); kept != nil {
+	if kept := e.kept.take(e, op); kept != nil {
 		if batch := q.s.StartAlone(op); batch != nil {
-			q.run(b, batch, kept) // read for op alone: no lane to wait for
+			q.run(e, batch, kept) // read for op alone: no lane to wait for
 			return op.err
 		}
 		go kept.drop()
 	}
 	if batch := q.s.Start(op, awaitWakeup); batch != nil {
-		q.run(b, batch, nil)
+		q.run(e, batch, nil)
 		return op.err
 	}
 	var w wakeup
@@ -109,7 +109,7 @@ func (q *batcher) do(ctx context.Context, b *Build, op *fencedOp) error {
 		w = <-op.wake // already taken
 	}
 	if w.batch != nil {
-		q.run(b, w.batch, w.from)
+		q.run(e, w.batch, w.from)
 	}
 	return op.err
 }
@@ -121,12 +121,12 @@ func awaitWakeup(op *fencedOp) { op.wake = make(chan wakeup, 1) }
 // gives the lane back, and wakes the leader of each batch there is now room
 // for. from is the batch's first round trip when the commit before it
 // carried it (see chain.go).
-func (q *batcher) run(b *Build, batch []*fencedOp, from *prefetch) {
+func (q *batcher) run(e *engine, batch []*fencedOp, from *prefetch) {
 	ctx, cancel := batchContext(batch)
-	chain := &chained{b: b, q: q}
-	behind, keep := b.kept.arm(b, batch, chain)
-	behind = b.ahead.before(b, batch, behind) // see read_ahead.go
-	b.commitBatch(ctx, batch, from, behind)
+	chain := &chained{e: e, q: q}
+	behind, keep := e.kept.arm(e, batch, chain)
+	behind = e.ahead.before(e, batch, behind) // see read_ahead.go
+	e.commitBatch(ctx, batch, from, behind)
 	keep()
 	cancel()
 	for _, o := range batch[1:] {
@@ -138,9 +138,9 @@ func (q *batcher) run(b *Build, batch []*fencedOp, from *prefetch) {
 }
 
 // fenced runs one fenced transition of r through the Build's batches.
-func (b *Build) fenced(ctx context.Context, mode string, r Reservation, tail bool,
+func (e *engine) fenced(ctx context.Context, mode string, r Reservation, tail bool,
 	decide func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string) (rueidis.Commands, error)) error {
-	return b.batches.do(ctx, b, &fencedOp{mode: mode, r: r, tail: tail, decide: decide})
+	return e.batches.do(ctx, e, &fencedOp{mode: mode, r: r, tail: tail, decide: decide})
 }
 
 // holding is the check of every fenced transition but the heartbeat's: meta

@@ -13,26 +13,26 @@ import (
 // itself is that of every op that had something to write. from is the
 // batch's first round trip, made behind the commit before it; behind, what
 // its commit carries (see chain.go and kept_reads.go).
-func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch, behind []txn.Behind[rueidis.DedicatedClient]) {
-	k := b.schema.keys
-	trip := from.tripOr(b, ops)
+func (e *engine) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch, behind []txn.Behind[rueidis.DedicatedClient]) {
+	k := e.schema.keys
+	trip := from.tripOr(e, ops)
 	shared, gs := trip.shared, trip.gs
 	kept := from != nil && from.kept
-	err := b.commitLinked(ctx, ops[0].mode, gs[0].worker, link{From: from.held(), Behind: behind, Final: b.keepRefused(ops)}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
+	err := e.commitLinked(ctx, ops[0].mode, gs[0].worker, link{From: from.held(), Behind: behind, Final: e.keepRefused(ops)}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
 		res, arrived := t.First, from.arrivedAt()
 		if res == nil {
-			res, arrived = b.clock.TimeTrip(ctx, c, b.appendTripCommands(make(rueidis.Commands, 0, shared+2+len(ops)), c, ops, trip)...)
+			res, arrived = e.clock.TimeTrip(ctx, c, e.appendTripCommands(make(rueidis.Commands, 0, shared+2+len(ops)), c, ops, trip)...)
 		}
 		if err := res[0].Error(); err != nil {
 			return nil, err
 		}
 		var common held
 		var err error
-		if common.metaExists, err = b.schema.metaFound(res[1]); err != nil {
+		if common.metaExists, err = e.schema.metaFound(res[1]); err != nil {
 			return nil, refusalOnKept(t.First != nil && kept, err)
 		}
 		if common.metaExists {
-			if common.now, err = b.tripNow(ctx, c, trip, res, arrived); err != nil {
+			if common.now, err = e.tripNow(ctx, c, trip, res, arrived); err != nil {
 				return nil, err
 			}
 			t.Now = common.now
@@ -50,7 +50,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 			if op.err = replies.held(k, i, op, &h); op.err != nil {
 				continue
 			}
-			b.entries.learnChecked(trip.reads, i, op, h)
+			e.entries.learnChecked(trip.reads, i, op, h)
 			w, err := op.decide(c, h, gs[i], ts, t.Token)
 			if err != nil {
 				op.err = err
@@ -59,7 +59,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 			if i > 0 {
 				// The runner records the token on the first op's worker
 				// guard; every other worker whose record changes gets it too.
-				writes = b.appendTokenRecord(writes, c, t, gs[i].worker)
+				writes = e.appendTokenRecord(writes, c, t, gs[i].worker)
 			}
 			writes = append(writes, w...)
 		}
@@ -72,7 +72,7 @@ func (b *Build) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetch
 		if len(ops) > 1 {
 			writes = txn.MergeWrites(c.B(), writes)
 		}
-		return b.schema.renew(c, writes), nil
+		return e.schema.renew(c, writes), nil
 	})
 	for _, op := range ops {
 		if err != nil && op.err == nil {

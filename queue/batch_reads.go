@@ -56,8 +56,8 @@ type batchReads struct {
 
 // appendBatchReads appends the reads of ops, in the order replies takes
 // them (batchTrip.reads counts the units' states among them).
-func (b *Build) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, br batchReads) rueidis.Commands {
-	k := b.schema.keys
+func (e *engine) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, br batchReads) rueidis.Commands {
+	k := e.schema.keys
 	var wbuf, ubuf [4]string // a batch of a few needs no allocation
 	workers, units := wbuf[:0], ubuf[:0]
 	for _, op := range ops {

@@ -14,18 +14,18 @@ type batchTrip struct {
 	gs     []guards // of each op
 	watch  []string
 	tail   bool
-	time   bool // it carries a TIME: the Build's clock is due (engine.Clock)
+	time   bool // it carries a TIME: the Build's clock is due (machinery.Clock)
 	shared int  // replies before the ops' reads
 	reads  batchReads
 }
 
-func (b *Build) planTrip(ops []*fencedOp) batchTrip {
+func (e *engine) planTrip(ops []*fencedOp) batchTrip {
 	tr := batchTrip{gs: make([]guards, len(ops)), watch: make([]string, 0, 2*len(ops)+1), shared: 2}
-	if tr.time = b.clock.Due(); tr.time {
+	if tr.time = e.clock.Due(); tr.time {
 		tr.shared++
 	}
 	for i, op := range ops {
-		tr.gs[i] = b.schema.guardsOf(op.r)
+		tr.gs[i] = e.schema.guardsOf(op.r)
 		tr.watch = append(tr.watch, tr.gs[i].worker)
 		if entryGuards {
 			tr.watch = append(tr.watch, tr.gs[i].entry)
@@ -35,7 +35,7 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 			tr.reads.units++
 		}
 	}
-	tr.reads.known = b.entries.unitsOf(ops)
+	tr.reads.known = e.entries.unitsOf(ops)
 	for i, op := range ops {
 		if tr.reads.ranges(i, op) {
 			tr.reads.ranged++
@@ -45,7 +45,7 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 		// The tail guard orders requeues with every other requeue: they
 		// pick priority ids from the same tail and read the same count of
 		// units in retry. Nothing else writes it.
-		tr.watch = append(tr.watch, b.schema.keys.tailGuard())
+		tr.watch = append(tr.watch, e.schema.keys.tailGuard())
 		tr.shared += tailReadCount
 	}
 	return tr
@@ -53,23 +53,23 @@ func (b *Build) planTrip(ops []*fencedOp) batchTrip {
 
 // appendTripCommands appends to cmds the first round trip of ops, shaped
 // as tr.
-func (b *Build) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
-	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), b.schema.metaRead(c))
+func (e *engine) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
+	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), e.schema.metaRead(c))
 	if tr.time {
 		cmds = append(cmds, c.B().Time().Build())
 	}
 	if tr.tail {
-		cmds = append(cmds, tailReads(b, c)...)
+		cmds = append(cmds, tailReads(e, c)...)
 	}
-	return b.appendBatchReads(cmds, c, ops, tr.reads)
+	return e.appendBatchReads(cmds, c, ops, tr.reads)
 }
 
 // tripNow is the server's time for the decisions of a batch whose first
 // round trip, shaped as shape and arrived at mono time arrived, replied
 // res: the TIME it carried anchors the clock first.
-func (b *Build) tripNow(ctx context.Context, c rueidis.DedicatedClient, shape batchTrip, res []rueidis.RedisResult, arrived time.Duration) (int64, error) {
+func (e *engine) tripNow(ctx context.Context, c rueidis.DedicatedClient, shape batchTrip, res []rueidis.RedisResult, arrived time.Duration) (int64, error) {
 	if shape.time {
-		return b.clock.AnchoredNow(ctx, c, res[2], arrived)
+		return e.clock.AnchoredNow(ctx, c, res[2], arrived)
 	}
-	return b.clock.ServerNow(ctx, c)
+	return e.clock.ServerNow(ctx, c)
 }

@@ -2,10 +2,8 @@ package queue
 
 import (
 	"fmt"
-	"sync/atomic"
 	"time"
 
-	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/redis/rueidis"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -105,21 +103,7 @@ type Build struct {
 	schema *schema
 	opts   Options
 	meter  *instruments
-
-	consumers *consumerPolicy // see consumer.go
-	entries   *entryUnits     // see entry_units.go
-	// workerGuards remembers the worker guards this Build's commits wrote
-	// (see engine.GuardMemo).
-	workerGuards *engine.GuardMemo
-	batches      batcher            // see batch.go
-	runner       runner             // see txn.go
-	clock        *engine.Clock      // see engine.Clock
-	kept         keptReads          // see kept_reads.go
-	ahead        readAheads         // see read_ahead.go
-	watches      keptWatches        // see kept_watch.go
-	reclaims     engine.ReclaimPace // see engine.ReclaimPace
-	watchWorks   atomic.Bool        // a probe's WATCH was answered (see unsupported.go)
-	inline       bool               // Options.Engine is EngineInline (engine.go)
+	eng    *engine // how its transitions reach Redis (engine.go)
 }
 
 // Open returns the build buildID on client, under the key layout of
@@ -144,13 +128,8 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Build{client: client, schema: newSchema(keys, o.TTL), opts: o, meter: newInstruments(o.MeterProvider), consumers: &consumerPolicy{}, entries: &entryUnits{},
-		workerGuards: engine.NewGuardMemo(o.TTL, o.ResolveWait), clock: engine.NewClock(engine.MonotonicNow), batches: newBatcher()}
-	b.runner = newRunner(b)
-	if o.Engine == EngineInline {
-		b.goInline()
-	}
-	return b, nil
+	sc, meter := newSchema(keys, o.TTL), newInstruments(o.MeterProvider)
+	return &Build{client: client, schema: sc, opts: o, meter: meter, eng: newEngine(client, sc, o, meter)}, nil
 }
 
 // Keys returns the build's key names.

@@ -41,7 +41,7 @@ type prefetch struct {
 	kept bool
 	// arrived: the clock's mono time when its replies arrived. A TIME
 	// among them is as old as that, however long it waits to be used
-	// (engine.Clock).
+	// (machinery.Clock).
 	arrived time.Duration
 }
 
@@ -66,18 +66,18 @@ func (p *prefetch) drop() { p.held().Drop() }
 
 // tripOr is the shape of the first round trip p made for ops, or, p nil,
 // of the one they are to make.
-func (p *prefetch) tripOr(b *Build, ops []*fencedOp) batchTrip {
+func (p *prefetch) tripOr(e *engine, ops []*fencedOp) batchTrip {
 	if p != nil {
 		return p.trip
 	}
-	return b.planTrip(ops)
+	return e.planTrip(ops)
 }
 
 // chained carries, behind a commit's EXEC, the first round trip of the
 // next batch the scheduler opens for it (sched.Scheduler.Follow), and
 // hands that batch's leader the connection with the replies.
 type chained struct {
-	b *Build
+	e *engine
 	q *batcher
 	p *prefetch // carried behind the commit being sent; nil: none
 	// room for the list of what the commit carries (see keptReads.arm),
@@ -91,14 +91,14 @@ func (k *chained) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 	if batch == nil {
 		return nil
 	}
-	k.p = &prefetch{batch: batch, trip: k.b.planTrip(batch)}
-	return k.b.appendTripCommands(nil, c, batch, k.p.trip)
+	k.p = &prefetch{batch: batch, trip: k.e.planTrip(batch)}
+	return k.e.appendTripCommands(nil, c, batch, k.p.trip)
 }
 
 func (k *chained) Arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult, _ error) bool {
 	p := k.p
 	k.p = nil
-	p.arrived = k.b.clock.Mono()
+	p.arrived = k.e.clock.Mono()
 	holds := p.on.Arrived(c, release, res)
 	p.batch[0].wake <- wakeup{batch: p.batch, from: p}
 	return holds

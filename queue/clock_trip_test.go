@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/mock"
 	"go.uber.org/mock/gomock"
@@ -27,7 +27,7 @@ func clockedBuild(t *testing.T, mono *time.Duration) (*Build, *mock.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.clock = engine.NewClock(func() time.Duration { return *mono })
+	b.eng.clock = machinery.NewClock(func() time.Duration { return *mono })
 	return b, client
 }
 
@@ -38,7 +38,7 @@ func TestKeptTimeIsAnchoredWhenItArrived(t *testing.T) {
 	mono := time.Hour
 	b, _ := clockedBuild(t, &mono)
 	conn := mock.NewDedicatedClient(gomock.NewController(t))
-	ahead := &keptAhead{b: b, r: Reservation{WorkerID: "w1", UnitID: "u1", Stream: StreamUnits, EntryID: "1-0", DeliveryCount: 1},
+	ahead := &keptAhead{e: b.eng, r: Reservation{WorkerID: "w1", UnitID: "u1", Stream: StreamUnits, EntryID: "1-0", DeliveryCount: 1},
 		mode: ModeHeartbeat, chain: &chained{}}
 	if cmds := ahead.Carry(conn); len(cmds) == 0 {
 		t.Fatal("kept reads carried nothing")
@@ -52,7 +52,7 @@ func TestKeptTimeIsAnchoredWhenItArrived(t *testing.T) {
 	ahead.Arrived(conn, func() {}, replies, nil)
 
 	mono += 900 * time.Millisecond // the worker's heartbeat comes late in the keep window
-	now, err := b.tripNow(context.Background(), conn, ahead.mine.trip, replies, ahead.mine.arrivedAt())
+	now, err := b.eng.tripNow(context.Background(), conn, ahead.mine.trip, replies, ahead.mine.arrivedAt())
 	if err != nil {
 		t.Fatal(err)
 	}

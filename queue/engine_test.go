@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/redis/rueidis/mock"
 	"go.uber.org/mock/gomock"
 )
@@ -15,16 +15,16 @@ import (
 func TestEngineChoice(t *testing.T) {
 	client := mock.NewClient(gomock.NewController(t))
 	t.Setenv(engineEnv, "")
-	if b, err := Open(client, "e", Options{}); err != nil || b.inline {
-		t.Fatalf("zero options, no %s: inline=%v err=%v, want the default engine", engineEnv, b != nil && b.inline, err)
+	if b, err := Open(client, "e", Options{}); err != nil || b.eng.inline {
+		t.Fatalf("zero options, no %s: inline=%v err=%v, want the default engine", engineEnv, b != nil && b.eng.inline, err)
 	}
 	t.Setenv(engineEnv, string(EngineInline))
 	b, err := Open(client, "e", Options{})
-	if err != nil || !b.inline || !b.clock.Fresh || !b.entries.off || !b.reclaims.Off || !b.watches.off || !b.workerGuards.Off {
+	if err != nil || !b.eng.inline || !b.eng.clock.Fresh || !b.eng.entries.off || !b.eng.reclaims.Off || !b.eng.watches.off || !b.eng.workerGuards.Off {
 		t.Fatalf("%s=inline: every gate must be off (err %v)", engineEnv, err)
 	}
-	if b, err := Open(client, "e", Options{Engine: EngineDefault}); err != nil || b.inline {
-		t.Fatalf("Options.Engine wins over %s: inline=%v err=%v", engineEnv, b != nil && b.inline, err)
+	if b, err := Open(client, "e", Options{Engine: EngineDefault}); err != nil || b.eng.inline {
+		t.Fatalf("Options.Engine wins over %s: inline=%v err=%v", engineEnv, b != nil && b.eng.inline, err)
 	}
 	_, err = Open(client, "e", Options{Engine: "turbo"})
 	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), `"turbo"`) {
@@ -35,7 +35,7 @@ func TestEngineChoice(t *testing.T) {
 // The inline engine's clock tells nothing of its own: each decision reads
 // a TIME.
 func TestInlineClockHoldsNoAnchor(t *testing.T) {
-	c := engine.NewClock(engine.MonotonicNow)
+	c := machinery.NewClock(machinery.MonotonicNow)
 	c.Fresh = true
 	c.Anchor(1_000, c.Mono())
 	if _, ok := c.Now(); ok {

@@ -56,7 +56,7 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 	if err := res.check(); err != nil {
 		return err
 	}
-	return b.fenced(ctx, ModeFinalize, r, false, func(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string) (rueidis.Commands, error) {
+	return b.eng.fenced(ctx, ModeFinalize, r, false, func(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string) (rueidis.Commands, error) {
 		if err := holding(r, h); err != nil {
 			return nil, err
 		}

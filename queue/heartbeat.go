@@ -20,7 +20,7 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 	if err := r.check(); err != nil {
 		return err
 	}
-	return b.fenced(ctx, ModeHeartbeat, r, false, func(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string) (rueidis.Commands, error) {
+	return b.eng.fenced(ctx, ModeHeartbeat, r, false, func(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string) (rueidis.Commands, error) {
 		if !h.metaExists {
 			return nil, fmt.Errorf("%w: meta is missing or holds no state (unit %q)", ErrCorrupt, r.UnitID)
 		}

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
@@ -27,19 +27,19 @@ import (
 // call may back a commit its EXEC checks, never a refusal, so a decision
 // that refuses starts over with fresh reads. Meta's existence is read,
 // not watched, in both paths; kept reads are used only while younger than
-// engine.KeptMaxAge (a second), so the build's loss is seen that much later at most.
+// machinery.KeptMaxAge (a second), so the build's loss is seen that much later at most.
 //
 // A kept connection that is not used in time is given back, disarmed, by
 // a timer: its reads cost the server a round trip's work for nothing.
 // Reads are kept for a worker only while its transitions come quickly
-// enough to use them (engine.KeptPace).
+// enough to use them (machinery.KeptPace).
 
 // keptReads holds, per worker, a connection watching that worker's likely
 // next transition's guards, with the replies of its reads.
 type keptReads struct {
-	trips engine.Slots[*keptTrip]
+	trips machinery.Slots[*keptTrip]
 	mu    sync.Mutex // guards pace
-	pace  engine.KeptPace
+	pace  machinery.KeptPace
 }
 
 // keptTrip is one worker's kept first round trip.
@@ -64,10 +64,10 @@ func nextMode(mode string) string {
 // take removes and returns the reads kept for op's worker when they were
 // read for op (its mode, its entry, its unit) and are fresh; stale or other
 // reads are given back. nil: nothing to stand on.
-func (k *keptReads) take(b *Build, op *fencedOp) *prefetch {
+func (k *keptReads) take(e *engine, op *fencedOp) *prefetch {
 	k.mu.Lock()
 	if k.pace.Limit == 0 {
-		k.pace = engine.KeptPace{Window: engine.KeptMaxAge, Limit: engine.MaxPacedWorkers, Next: nextMode, Settles: isSettlement}
+		k.pace = machinery.KeptPace{Window: machinery.KeptMaxAge, Limit: machinery.MaxPacedWorkers, Next: nextMode, Settles: isSettlement}
 	}
 	k.pace.Called(op.r.WorkerID, op.mode, time.Now())
 	k.mu.Unlock()
@@ -76,7 +76,7 @@ func (k *keptReads) take(b *Build, op *fencedOp) *prefetch {
 		return nil
 	}
 	same := kt.mode == op.mode && kt.r.Stream == op.r.Stream && kt.r.EntryID == op.r.EntryID && kt.r.UnitID == op.r.UnitID
-	if !same || op.tail || !sameTrip(kt.p.trip, b.planTrip([]*fencedOp{op})) {
+	if !same || op.tail || !sameTrip(kt.p.trip, e.planTrip([]*fencedOp{op})) {
 		go kt.p.drop()
 		return nil
 	}
@@ -96,7 +96,7 @@ func sameTrip(kept, own batchTrip) bool {
 // when chain carries nothing, the first round trip of the worker's likely
 // next transition. keep, called once the commit is over, keeps that
 // connection for the worker when the commit went through, or gives it back.
-func (k *keptReads) arm(b *Build, batch []*fencedOp, chain *chained) ([]txn.Behind[rueidis.DedicatedClient], func()) {
+func (k *keptReads) arm(e *engine, batch []*fencedOp, chain *chained) ([]txn.Behind[rueidis.DedicatedClient], func()) {
 	op := batch[0]
 	k.mu.Lock()
 	keeps := len(batch) == 1 && k.pace.Keeps(op.r.WorkerID, op.mode)
@@ -104,7 +104,7 @@ func (k *keptReads) arm(b *Build, batch []*fencedOp, chain *chained) ([]txn.Behi
 	if !keeps {
 		return append(chain.room[:0], chain), func() {}
 	}
-	ahead := &keptAhead{b: b, r: op.r, mode: nextMode(op.mode), chain: chain}
+	ahead := &keptAhead{e: e, r: op.r, mode: nextMode(op.mode), chain: chain}
 	keep := func() {
 		mine := ahead.mine
 		if mine == nil || mine.on.Replies == nil {
@@ -122,7 +122,7 @@ func (k *keptReads) arm(b *Build, batch []*fencedOp, chain *chained) ([]txn.Behi
 // keptAhead carries the first round trip of the transition r's worker
 // likely calls next (mode), when chain carries nothing.
 type keptAhead struct {
-	b     *Build
+	e     *engine
 	r     Reservation
 	mode  string
 	chain *chained
@@ -137,12 +137,12 @@ func (a *keptAhead) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 		a.mine.drop() // an earlier attempt's, behind an EXEC that aborted
 	}
 	ghost := []*fencedOp{{mode: a.mode, r: a.r}}
-	a.mine = &prefetch{batch: ghost, trip: a.b.planTrip(ghost), kept: true}
-	return a.b.appendTripCommands(nil, c, ghost, a.mine.trip)
+	a.mine = &prefetch{batch: ghost, trip: a.e.planTrip(ghost), kept: true}
+	return a.e.appendTripCommands(nil, c, ghost, a.mine.trip)
 }
 
 func (a *keptAhead) Arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult, _ error) bool {
-	a.mine.arrived = a.b.clock.Mono()
+	a.mine.arrived = a.e.clock.Mono()
 	return a.mine.on.Arrived(c, release, res)
 }
 

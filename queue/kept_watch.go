@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
@@ -26,13 +26,13 @@ import (
 // its fresh reads. The transition then commits in one round trip. Its
 // EXEC aborts if the guard moved since, and it falls back to the two
 // round trips. A refusal (CORRUPT) is never decided on kept reads. A kept
-// connection not used within engine.KeptMaxAge is given back, disarmed, by a
+// connection not used within machinery.KeptMaxAge is given back, disarmed, by a
 // timer. See docs/design.md#kept-watches.
 
 // keptWatches holds, per worker, a connection watching its guard, and
 // which workers' last reservation gave nothing.
 type keptWatches struct {
-	conns engine.Slots[*keptWatch]
+	conns machinery.Slots[*keptWatch]
 	mu    sync.Mutex // guards idle
 	idle  map[string]bool
 	off   bool // the inline engine's: no idle worker's read is watched (engine.go)
@@ -104,16 +104,16 @@ func (k *keptWatches) wasIdle(worker string) bool {
 // it would without a kept watch. A read that delivered entries is ok
 // whatever became of the replies around it: its entries are pending under
 // the worker, and reading again would strand them there.
-func (b *Build) readUnitsWatching(ctx context.Context, worker string, read rueidis.Completed) (meta, got rueidis.RedisResult, ok bool) {
-	c, release := b.client.Dedicate()
-	cmds := append(rueidis.Commands{c.B().Watch().Key(b.schema.keys.workerGuard(worker)).Build()}, b.schema.livenessReads(c, worker)...)
+func (e *engine) readUnitsWatching(ctx context.Context, worker string, read rueidis.Completed) (meta, got rueidis.RedisResult, ok bool) {
+	c, release := e.client.Dedicate()
+	cmds := append(rueidis.Commands{c.B().Watch().Key(e.schema.keys.workerGuard(worker)).Build()}, e.schema.livenessReads(c, worker)...)
 	res := c.DoMulti(ctx, append(cmds, read, c.B().Time().Build())...)
 	n := len(res)
 	meta, got = res[1], res[n-2]
-	if ms, err := engine.ParseTime(res[n-1]); err == nil {
+	if ms, err := machinery.ParseTime(res[n-1]); err == nil {
 		// The TIME ran once the wait was over, right before the replies
 		// came back: the round trip's length is the wait's, not doubt.
-		b.clock.Anchor(ms, b.clock.Mono())
+		e.clock.Anchor(ms, e.clock.Mono())
 	}
 	if !readDelivered(got) {
 		go (&txn.Held[rueidis.DedicatedClient]{Conn: c, Release: release, Replies: res}).Drop()
@@ -121,7 +121,7 @@ func (b *Build) readUnitsWatching(ctx context.Context, worker string, read rueid
 	}
 	h := txn.Held[rueidis.DedicatedClient]{}
 	if allReplied(res) && rueidis.IsRedisNil(got.Error()) && h.Arrived(c, release, res[:n-2]) {
-		b.watches.put(worker, ModeLiveness, h)
+		e.watches.put(worker, ModeLiveness, h)
 		return meta, got, true
 	}
 	go (&txn.Held[rueidis.DedicatedClient]{Conn: c, Release: release, Replies: res}).Drop()
@@ -150,8 +150,8 @@ func allReplied(res []rueidis.RedisResult) bool {
 // transition refused STALE on fresh reads keeps its connection, still
 // watching its worker guard, for the stale_rejected its worker appends
 // next.
-func (b *Build) keepRefused(ops []*fencedOp) func(rueidis.DedicatedClient, func()) bool {
-	if len(ops) != 1 || b.watches.off {
+func (e *engine) keepRefused(ops []*fencedOp) func(rueidis.DedicatedClient, func()) bool {
+	if len(ops) != 1 || e.watches.off {
 		return nil
 	}
 	return func(c rueidis.DedicatedClient, release func()) bool {
@@ -159,7 +159,7 @@ func (b *Build) keepRefused(ops []*fencedOp) func(rueidis.DedicatedClient, func(
 		if !isStale(op.err) {
 			return false
 		}
-		b.watches.put(op.r.WorkerID, modePrebuilt, txn.Held[rueidis.DedicatedClient]{Conn: c, Release: release, Replies: []rueidis.RedisResult{}})
+		e.watches.put(op.r.WorkerID, modePrebuilt, txn.Held[rueidis.DedicatedClient]{Conn: c, Release: release, Replies: []rueidis.RedisResult{}})
 		return true
 	}
 }

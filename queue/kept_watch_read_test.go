@@ -30,7 +30,7 @@ func TestWatchedReadKeepsWhatItDelivered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.watches.gave("w1", false) // its last reservation gave nothing
+	b.eng.watches.gave("w1", false) // its last reservation gave nothing
 	units := b.schema.keys.Units
 	client.EXPECT().Dedicate().Return(conn, func() {})
 	conn.EXPECT().DoMulti(gomock.Any(), gomock.Any()).DoAndReturn(func(_ context.Context, cmds ...rueidis.Completed) []rueidis.RedisResult {
@@ -63,7 +63,7 @@ func TestWatchedReadKeepsWhatItDelivered(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("the connection was not given back disarmed")
 	}
-	if b.watches.take("w1", ModeLiveness) != nil {
+	if b.eng.watches.take("w1", ModeLiveness) != nil {
 		t.Error("a watched read with a failed reply was kept for Liveness")
 	}
 }

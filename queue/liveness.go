@@ -25,7 +25,7 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 			return err
 		}
 	}
-	return b.commitWorker(ctx, workerPlan{
+	return b.eng.commitWorker(ctx, workerPlan{
 		mode: ModeLiveness, worker: worker,
 		reads: func(c rueidis.DedicatedClient) rueidis.Commands { return b.schema.livenessReads(c, worker) },
 		decide: func(c rueidis.DedicatedClient, res []rueidis.RedisResult, now int64) (rueidis.Commands, error) {

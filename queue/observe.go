@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/redis/rueidis"
 )
 
@@ -170,14 +170,14 @@ func (b *Build) scanAfter(ctx context.Context, stream, after string, bound time.
 }
 
 // observedNow reads an observer's TIME reply as epoch milliseconds, through
-// engine.ParseTime as the transitions read theirs: the workers' stamps an observer
+// machinery.ParseTime as the transitions read theirs: the workers' stamps an observer
 // compares with are the server's time, never a client's. A reply that is
 // not two numbers is corrupt (no Redis sends it); a failed one is not.
 func observedNow(r rueidis.RedisResult) (int64, error) {
 	if err := r.Error(); err != nil {
 		return 0, &ReadError{Read: "TIME", Err: err}
 	}
-	ms, err := engine.ParseTime(r)
+	ms, err := machinery.ParseTime(r)
 	if err != nil {
 		return 0, &ReadError{Read: "TIME", Err: err, corrupt: true}
 	}

@@ -28,7 +28,7 @@ func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte)
 	if _, err := events.StampPrebuilt(event, 0); err != nil {
 		return errInvalid("prebuilt event: %v", err)
 	}
-	return b.commitWorker(ctx, workerPlan{
+	return b.eng.commitWorker(ctx, workerPlan{
 		mode: modePrebuilt, worker: worker,
 		decide: func(c rueidis.DedicatedClient, _ []rueidis.RedisResult, now int64) (rueidis.Commands, error) {
 			stamped, err := events.StampPrebuilt(event, now)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/hopper-queue/hopper/budget"
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/redis/rueidis"
 )
 
@@ -89,7 +89,7 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 		}
 		redirected := isRedirect(err)
 		if !errors.Is(err, errAborted) && !redirected {
-			return refusedCommand(b.watchDropped(ctx, err))
+			return refusedCommand(b.eng.watchDropped(ctx, err))
 		}
 		// A watched key moved (the lease expired, or someone published):
 		// look again, and the checks will say what happened. Or the build's
@@ -127,7 +127,7 @@ func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, leas
 	}
 	tomb, err1 := res[2].AsInt64()
 	meta, err2 := res[3].AsInt64()
-	now, err3 := engine.ParseTime(res[4])
+	now, err3 := machinery.ParseTime(res[4])
 	unitState, err4 := res[5].ToString()
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		unwatch(c)

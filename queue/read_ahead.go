@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
@@ -39,7 +39,7 @@ import (
 // and its accounting).
 
 // aheadMaxAge is the oldest read-ahead first look a reclaim stands on.
-const aheadMaxAge = engine.KeptMaxAge
+const aheadMaxAge = machinery.KeptMaxAge
 
 // readAheads is what a Build keeps per worker that reads ahead.
 type readAheads struct {
@@ -147,7 +147,7 @@ func (k *readAheads) given(worker string, n int, opts ReserveOptions, ahead bool
 // already read ahead for it stay pending under its name, and are reclaimed
 // by another worker after the timeout. Safe for concurrent use.
 func (b *Build) StopReadAhead(worker string) {
-	k := &b.ahead
+	k := &b.eng.ahead
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if st := k.byWorker[worker]; st != nil {
@@ -159,8 +159,8 @@ func (b *Build) StopReadAhead(worker string) {
 // before puts ahead of behind, what batch's commit carries behind its
 // EXEC, the reads it carries for the workers it leaves holding nothing:
 // before any WATCH the others carry.
-func (k *readAheads) before(b *Build, batch []*fencedOp, behind []txn.Behind[rueidis.DedicatedClient]) []txn.Behind[rueidis.DedicatedClient] {
-	t := k.carry(b, batch)
+func (k *readAheads) before(e *engine, batch []*fencedOp, behind []txn.Behind[rueidis.DedicatedClient]) []txn.Behind[rueidis.DedicatedClient] {
+	t := k.carry(e, batch)
 	if t == nil {
 		return behind
 	}
@@ -169,7 +169,7 @@ func (k *readAheads) before(b *Build, batch []*fencedOp, behind []txn.Behind[rue
 
 // carry returns the reads batch's commit carries behind its EXEC: those of
 // each worker whose last held reservation the batch settles; nil: none.
-func (k *readAheads) carry(b *Build, batch []*fencedOp) *aheadTrip {
+func (k *readAheads) carry(e *engine, batch []*fencedOp) *aheadTrip {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var t *aheadTrip
@@ -190,7 +190,7 @@ func (k *readAheads) carry(b *Build, batch []*fencedOp) *aheadTrip {
 		st.on = false // once per reservation: the next ReserveBatch says again
 		k.tidy(op.r.WorkerID)
 		if t == nil {
-			t = &aheadTrip{k: k, b: b}
+			t = &aheadTrip{k: k, e: e}
 		}
 		rd := aheadRead{worker: op.r.WorkerID, n: st.n, opts: st.opts, entries: len(st.stash) == 0 && !st.lookOnly, stream: StreamPriority}
 		if st.prioEmptyAt != "" {

@@ -52,10 +52,10 @@ func TestReadAheadCarriedByTheLastSettlement(t *testing.T) {
 // A worker that stops reading ahead before its last settlement gets no
 // reads carried.
 func TestReadAheadStopped(t *testing.T) {
-	b := &Build{}
-	b.ahead.given("w1", 1, ReserveOptions{}, true, []Reservation{{WorkerID: "w1", Stream: StreamUnits, EntryID: "1-0"}}, nil, false)
+	b := &Build{eng: &engine{}}
+	b.eng.ahead.given("w1", 1, ReserveOptions{}, true, []Reservation{{WorkerID: "w1", Stream: StreamUnits, EntryID: "1-0"}}, nil, false)
 	b.StopReadAhead("w1")
-	if got := b.ahead.carry(b, []*fencedOp{aheadOp(ModeFinalize, "w1", "1-0")}); got != nil {
+	if got := b.eng.ahead.carry(b.eng, []*fencedOp{aheadOp(ModeFinalize, "w1", "1-0")}); got != nil {
 		t.Errorf("carried for %v after StopReadAhead", aheadWorkers(got))
 	}
 }

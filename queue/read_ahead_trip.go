@@ -13,14 +13,14 @@ import (
 // stashed already.
 type aheadTrip struct {
 	k     *readAheads
-	b     *Build
+	e     *engine
 	reads []aheadRead
 	sent  bool
 	at    time.Time // when Carry gave the reads
 }
 
 // aheadRead is the reads of one worker: its reclaim's first look (when
-// due, see engine.ReclaimPace, and the consumer policy is known: its probe
+// due, see machinery.ReclaimPace, and the consumer policy is known: its probe
 // is left to the reclaim), else the priority stream's info alone, for its
 // last-generated-id (aheadPrio); then, entries set, XREADGROUP of stream,
 // COUNT n, without waiting.
@@ -41,21 +41,21 @@ func (t *aheadTrip) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 		return nil
 	}
 	t.sent, t.at = true, time.Now()
-	b := t.b
+	e := t.e
 	var cmds rueidis.Commands
 	for i := range t.reads {
 		rd := &t.reads[i]
 		timeoutMS := rd.opts.Timeout.Milliseconds()
-		if _, probing := b.consumers.probe(c); !probing && b.reclaims.Due(timeoutMS, t.at) {
-			look, learning := b.firstLookCmds(c, timeoutMS)
+		if _, probing := e.consumers.probe(c); !probing && e.reclaims.Due(timeoutMS, t.at) {
+			look, learning := e.firstLookCmds(c, timeoutMS)
 			cmds = append(cmds, look...)
 			rd.look, rd.learning = len(look), learning
 		} else {
-			cmds = append(cmds, c.B().XinfoStream().Key(b.schema.keys.Priority).Build())
+			cmds = append(cmds, c.B().XinfoStream().Key(e.schema.keys.Priority).Build())
 			rd.info = true
 		}
 		if rd.entries {
-			cmds = append(cmds, c.B().Xreadgroup().Group(Group, rd.worker).Count(int64(rd.n)).Streams().Key(b.schema.keys.stream(rd.stream)).Id(">").Build())
+			cmds = append(cmds, c.B().Xreadgroup().Group(Group, rd.worker).Count(int64(rd.n)).Streams().Key(e.schema.keys.stream(rd.stream)).Id(">").Build())
 		}
 	}
 	return cmds
@@ -77,7 +77,7 @@ func (t *aheadTrip) arrived(res []rueidis.RedisResult) {
 		var f *firstLook
 		var prio aheadPrio
 		if rd.look > 0 && noneLost(look) {
-			r := &reclaimer{b: t.b, worker: rd.worker, timeoutMS: rd.opts.Timeout.Milliseconds(), fallbackMax: float64(rd.opts.MaxReclaims)}
+			r := &reclaimer{e: t.e, worker: rd.worker, timeoutMS: rd.opts.Timeout.Milliseconds(), fallbackMax: float64(rd.opts.MaxReclaims)}
 			if got, err := r.parseFirstLook(look, rd.learning, t.at); err == nil {
 				f = &got
 				prio.gen = lastGenerated(look[2+2])
@@ -90,7 +90,7 @@ func (t *aheadTrip) arrived(res []rueidis.RedisResult) {
 		var got []stashed
 		if rd.entries {
 			var ok bool
-			got, ok = delivered(t.b, rd.stream, res[0])
+			got, ok = delivered(t.e, rd.stream, res[0])
 			prio.read, prio.empty = rd.stream == StreamPriority, ok && len(got) == 0
 			res = res[1:]
 		}
@@ -112,7 +112,7 @@ func noneLost(res []rueidis.RedisResult) bool {
 // whether it answered; none when it failed (lost with the connection,
 // entries may have been delivered all the same: they are reclaimed after
 // the timeout).
-func delivered(b *Build, s Stream, r rueidis.RedisResult) ([]stashed, bool) {
+func delivered(e *engine, s Stream, r rueidis.RedisResult) ([]stashed, bool) {
 	streams, err := r.AsXRead()
 	if rueidis.IsRedisNil(err) {
 		return nil, true
@@ -121,7 +121,7 @@ func delivered(b *Build, s Stream, r rueidis.RedisResult) ([]stashed, bool) {
 		return nil, false
 	}
 	var out []stashed
-	for _, x := range streams[b.schema.keys.stream(s)] {
+	for _, x := range streams[e.schema.keys.stream(s)] {
 		out = append(out, stashed{s: s, x: x})
 	}
 	return out, true

@@ -78,18 +78,18 @@ func (b *Build) reclaimOn(ctx context.Context, worker string, timeoutMS int64, f
 		}
 		b.meter.observe(ctx, ModeReclaim, statusOf(err, ok), start)
 	}(time.Now())
-	r := &reclaimer{b: b, worker: worker, wguard: b.schema.keys.workerGuard(worker), timeoutMS: timeoutMS, fallbackMax: fallbackMax, given: given}
-	if err = b.commit(ctx, ModeReclaim, r.wguard, r.attempt); err != nil {
+	r := &reclaimer{e: b.eng, worker: worker, wguard: b.schema.keys.workerGuard(worker), timeoutMS: timeoutMS, fallbackMax: fallbackMax, given: given}
+	if err = b.eng.commit(ctx, ModeReclaim, r.wguard, r.attempt); err != nil {
 		return Reclaimed{}, err
 	}
-	b.consumers.created(worker, r.consumers)
+	b.eng.consumers.created(worker, r.consumers)
 	return r.out, r.corrupt
 }
 
 // reclaimer is one Reclaim: who reclaims on what terms, and what its
 // latest attempt decided.
 type reclaimer struct {
-	b           *Build
+	e           *engine
 	worker      string
 	wguard      string // the worker's guard
 	timeoutMS   int64
@@ -144,7 +144,7 @@ func (r *reclaimer) attempt(ctx context.Context, c rueidis.DedicatedClient, t *t
 	if err != nil {
 		return nil, err
 	}
-	states, err := r.b.unitStates(ctx, c, units, second.prefetch, second.prefetched)
+	states, err := r.e.unitStates(ctx, c, units, second.prefetch, second.prefetched)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hopper-queue/hopper/budget"
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/redis/rueidis"
 )
 
@@ -26,16 +26,16 @@ type firstLook struct {
 // entry_units.go), and the server's consumer policy while it is not known
 // (see consumer.go).
 func (r *reclaimer) firstLook() (firstLook, error) {
-	b, c := r.b, r.c
-	cmds, learning := b.firstLookCmds(c, r.timeoutMS)
-	info, probing := b.consumers.probe(c)
+	e, c := r.e, r.c
+	cmds, learning := e.firstLookCmds(c, r.timeoutMS)
+	info, probing := e.consumers.probe(c)
 	if probing {
 		cmds = append(cmds, info)
 	}
 	sent := time.Now()
 	res := c.DoMulti(r.ctx, cmds...)
 	if probing {
-		b.consumers.learn(res[len(res)-1])
+		e.consumers.learn(res[len(res)-1])
 	}
 	return r.parseFirstLook(res, learning, sent)
 }
@@ -43,14 +43,14 @@ func (r *reclaimer) firstLook() (firstLook, error) {
 // firstLookCmds are the first look's reads, the consumer policy's probe
 // aside; learning are the entries it ranges. A read-ahead sends them
 // behind a settlement's EXEC (read_ahead.go).
-func (b *Build) firstLookCmds(c rueidis.DedicatedClient, timeoutMS int64) (rueidis.Commands, []entryAt) {
+func (e *engine) firstLookCmds(c rueidis.DedicatedClient, timeoutMS int64) (rueidis.Commands, []entryAt) {
 	cmds := append(rueidis.Commands{
-		b.schema.metaRead(c),
-		c.B().Hget().Key(b.schema.keys.Meta).Field("max_reclaims").Build(),
-	}, b.schema.scanCmds(c, timeoutMS)...)
-	learning := b.entries.toRange()
+		e.schema.metaRead(c),
+		c.B().Hget().Key(e.schema.keys.Meta).Field("max_reclaims").Build(),
+	}, e.schema.scanCmds(c, timeoutMS)...)
+	learning := e.entries.toRange()
 	for _, at := range learning {
-		cmds = append(cmds, b.schema.xrangeEntry(c, at))
+		cmds = append(cmds, e.schema.xrangeEntry(c, at))
 	}
 	return cmds, learning
 }
@@ -58,11 +58,11 @@ func (b *Build) firstLookCmds(c rueidis.DedicatedClient, timeoutMS int64) (rueid
 // parseFirstLook reads the replies of firstLookCmds, sent at sent, and
 // tells the Build's reclaim pace whether the look was quiet.
 func (r *reclaimer) parseFirstLook(res []rueidis.RedisResult, learning []entryAt, sent time.Time) (firstLook, error) {
-	b := r.b
+	e := r.e
 	for i, at := range learning {
-		b.entries.learnRanged(at, res[2+scanReplies+i])
+		e.entries.learnRanged(at, res[2+scanReplies+i])
 	}
-	if found, err := b.schema.metaFound(res[0]); err != nil {
+	if found, err := e.schema.metaFound(res[0]); err != nil {
 		return firstLook{}, err
 	} else if !found {
 		return firstLook{}, fmt.Errorf("%w: meta is missing or holds no state (reclaim by %q)", ErrCorrupt, r.worker)
@@ -71,7 +71,7 @@ func (r *reclaimer) parseFirstLook(res []rueidis.RedisResult, learning []entryAt
 	if err != nil {
 		return firstLook{}, err
 	}
-	b.entries.saw(scans)
+	e.entries.saw(scans)
 	f := firstLook{scans: scans, looked: map[entryAt]bool{}}
 	for _, sc := range scans {
 		f.anyCand = f.anyCand || sc.hasCnd
@@ -81,7 +81,7 @@ func (r *reclaimer) parseFirstLook(res []rueidis.RedisResult, learning []entryAt
 	}
 	maxRaw, maxOK := optionalStringOK(res[1])
 	f.maxReclaims = budget.Frozen(maxRaw, maxOK, r.fallbackMax)
-	b.reclaims.Looked(r.timeoutMS, sent, !f.anyCand && len(f.looked) == 0)
+	e.reclaims.Looked(r.timeoutMS, sent, !f.anyCand && len(f.looked) == 0)
 	return f, nil
 }
 
@@ -100,15 +100,15 @@ type secondLook struct {
 }
 
 func (r *reclaimer) secondLook(first firstLook) (secondLook, error) {
-	b, c, k := r.b, r.c, r.b.schema.keys
+	e, c, k := r.e, r.c, r.e.schema.keys
 	w := watchFor(k, r.wguard, first)
 	cmds := rueidis.Commands{c.B().Watch().Key(w.keys...).Build()}
-	cmds = append(cmds, b.schema.scanCmds(c, r.timeoutMS)...)
+	cmds = append(cmds, e.schema.scanCmds(c, r.timeoutMS)...)
 	for _, at := range w.ranged {
-		cmds = append(cmds, b.schema.xrangeEntry(c, at))
+		cmds = append(cmds, e.schema.xrangeEntry(c, at))
 	}
 	cmds = append(cmds, c.B().Hget().Key(k.Workers).Field(r.worker).Build(), c.B().Time().Build())
-	prefetch := b.prefetchUnits(first.scans, w.ranged, r.timeoutMS)
+	prefetch := e.prefetchUnits(first.scans, w.ranged, r.timeoutMS)
 	if len(prefetch) > 0 {
 		cmds = append(cmds, c.B().Hmget().Key(k.UnitState).Field(prefetch...).Build())
 	}
@@ -119,10 +119,10 @@ func (r *reclaimer) secondLook(first firstLook) (secondLook, error) {
 // of the entries ranged whose units are known, and which the claim may
 // stand on. They save the round trip of unitStates. Only idle entries are
 // claimed, and only idle candidates have their state checked.
-func (b *Build) prefetchUnits(scans []streamScan, ranged []entryAt, timeoutMS int64) []string {
+func (e *engine) prefetchUnits(scans []streamScan, ranged []entryAt, timeoutMS int64) []string {
 	var units []string
 	for _, at := range ranged {
-		if u, ok := b.entries.unit(at); ok && mayClaim(scans, at, timeoutMS) && !slices.Contains(units, u) {
+		if u, ok := e.entries.unit(at); ok && mayClaim(scans, at, timeoutMS) && !slices.Contains(units, u) {
 			units = append(units, u)
 		}
 	}
@@ -142,7 +142,7 @@ func (r *reclaimer) parseSecondLook(res []rueidis.RedisResult, w *watchSet, pref
 	s.fields = make(map[entryAt]entryFields, len(w.ranged))
 	pos := 1 + scanReplies
 	for _, at := range w.ranged {
-		s.fields[at] = r.b.entries.learnRanged(at, res[pos])
+		s.fields[at] = r.e.entries.learnRanged(at, res[pos])
 		pos++
 	}
 	s.prefetch, s.prefetched = prefetch, map[string]string{}
@@ -159,7 +159,7 @@ func (r *reclaimer) parseSecondLook(res []rueidis.RedisResult, w *watchSet, pref
 	// the reclaim would write it: nothing idle (NONE) and a candidate
 	// whose state is missing (CORRUPT) come first.
 	s.rec, s.recErr = parseWorkerRecord(raw, found)
-	if s.now, err = engine.ParseTime(res[pos+1]); err != nil {
+	if s.now, err = machinery.ParseTime(res[pos+1]); err != nil {
 		return s, err
 	}
 	return s, nil
@@ -168,7 +168,7 @@ func (r *reclaimer) parseSecondLook(res []rueidis.RedisResult, w *watchSet, pref
 // unitStates returns the unit_state of units (missing ones are left out).
 // The states of the units in read were read already, as prefetched; the
 // others cost a round trip.
-func (b *Build) unitStates(ctx context.Context, c rueidis.DedicatedClient, units, read []string, prefetched map[string]string) (map[string]string, error) {
+func (e *engine) unitStates(ctx context.Context, c rueidis.DedicatedClient, units, read []string, prefetched map[string]string) (map[string]string, error) {
 	var rest []string
 	for _, u := range units {
 		if !slices.Contains(read, u) && !slices.Contains(rest, u) {
@@ -178,7 +178,7 @@ func (b *Build) unitStates(ctx context.Context, c rueidis.DedicatedClient, units
 	if len(rest) == 0 {
 		return prefetched, nil
 	}
-	states, err := hmgetStates(rest, c.Do(ctx, c.B().Hmget().Key(b.schema.keys.UnitState).Field(rest...).Build()))
+	states, err := hmgetStates(rest, c.Do(ctx, c.B().Hmget().Key(e.schema.keys.UnitState).Field(rest...).Build()))
 	if err != nil {
 		return nil, err
 	}

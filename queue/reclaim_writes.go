@@ -60,7 +60,7 @@ func (s secondLook) walk(looked map[entryAt]bool, timeoutMS int64) ([]streamWalk
 // moves, a deleted entry is dropped, the entry claimed ends it (see
 // claim). states are the units' states, missing ones left out.
 func (r *reclaimer) writes(s secondLook, walks []streamWalk, states map[string]string, maxReclaims float64) (rueidis.Commands, error) {
-	k, c := r.b.schema.keys, r.c
+	k, c := r.e.schema.keys, r.c
 	var writes rueidis.Commands
 	for i, sc := range s.scans {
 		w := walks[i]
@@ -76,7 +76,7 @@ func (r *reclaimer) writes(s secondLook, walks []streamWalk, states map[string]s
 			// XAUTOCLAIM drops an entry deleted from the stream from the
 			// pending list, and that ends its walk of this stream.
 			writes = append(writes, c.B().Xack().Key(k.stream(sc.stream)).Group(Group).Id(w.drop).Build())
-			writes = append(writes, r.b.schema.dropGuard(c, k.entryGuard(sc.stream, w.drop), r.t.Token)...)
+			writes = append(writes, r.e.schema.dropGuard(c, k.entryGuard(sc.stream, w.drop), r.t.Token)...)
 			continue
 		}
 		if w.claim >= 0 {
@@ -99,7 +99,7 @@ type claimedEntry struct {
 // claim claims w's entry of sc: XCLAIM, then either the unit is finalized,
 // its reclaim budget used up, or the worker takes it.
 func (r *reclaimer) claim(writes rueidis.Commands, s secondLook, sc streamScan, w streamWalk, states map[string]string, maxReclaims float64) (rueidis.Commands, error) {
-	b, c := r.b, r.c
+	lay, c := r.e.schema, r.c
 	e := claimedEntry{stream: sc.stream, row: sc.window[w.claim], f: w.claimed}
 	if !e.f.hasID {
 		return nil, fmt.Errorf("queue: %s entry %s has no id field", sc.stream, e.row.EntryID)
@@ -107,10 +107,10 @@ func (r *reclaimer) claim(writes rueidis.Commands, s secondLook, sc streamScan, 
 	if sc.hasCnd && sc.cand.EntryID == e.row.EntryID {
 		e.prev = sc.cand.Consumer
 	}
-	e.guard = b.schema.keys.entryGuard(sc.stream, e.row.EntryID)
+	e.guard = lay.keys.entryGuard(sc.stream, e.row.EntryID)
 	writes = append(writes,
-		c.B().Xclaim().Key(b.schema.keys.stream(sc.stream)).Group(Group).Consumer(r.worker).MinIdleTime("0").Id(e.row.EntryID).Build(),
-		b.schema.setGuard(c, e.guard, r.t.Token))
+		c.B().Xclaim().Key(lay.keys.stream(sc.stream)).Group(Group).Consumer(r.worker).MinIdleTime("0").Id(e.row.EntryID).Build(),
+		lay.setGuard(c, e.guard, r.t.Token))
 	rawState, ok := states[e.f.id]
 	if !ok {
 		r.corrupt = fmt.Errorf("%w: unit_state of %q is missing (reclaimed %s %s)", ErrCorrupt, e.f.id, sc.stream, e.row.EntryID)
@@ -129,7 +129,7 @@ func (r *reclaimer) claim(writes rueidis.Commands, s secondLook, sc streamScan, 
 
 // finalizeExhausted finalizes e's unit as failed, its reclaim budget used up.
 func (r *reclaimer) finalizeExhausted(writes rueidis.Commands, s secondLook, e claimedEntry) (rueidis.Commands, error) {
-	b, c := r.b, r.c
+	lay, c := r.e.schema, r.c
 	ev, err := events.ReclaimBudgetExhausted{
 		Head: r.head(s, e), Stream: string(e.stream), EntryID: e.row.EntryID, PreviousWorkerID: e.prev, DeliveryCount: e.row.DeliveryCount + 1,
 	}.Encode()
@@ -140,14 +140,14 @@ func (r *reclaimer) finalizeExhausted(writes rueidis.Commands, s secondLook, e c
 	if s.recErr != nil {
 		return nil, s.recErr
 	}
-	writes = b.schema.finalizeEntry(c, e.stream, e.row.EntryID, e.guard, r.t.Token, ev, writes)
-	writes = append(writes, b.schema.touchWorker(c, r.worker, s.rec, s.now, keepCurrent, 0))
-	return b.schema.renew(c, writes), nil
+	writes = lay.finalizeEntry(c, e.stream, e.row.EntryID, e.guard, r.t.Token, ev, writes)
+	writes = append(writes, lay.touchWorker(c, r.worker, s.rec, s.now, keepCurrent, 0))
+	return lay.renew(c, writes), nil
 }
 
 // take gives e to the worker, one more reclaim counted.
 func (r *reclaimer) take(writes rueidis.Commands, s secondLook, e claimedEntry) (rueidis.Commands, error) {
-	b, c := r.b, r.c
+	lay, c := r.e.schema, r.c
 	state, dc := e.state, e.row.DeliveryCount+1
 	state.ReclaimCount++
 	e.state = state
@@ -167,10 +167,10 @@ func (r *reclaimer) take(writes rueidis.Commands, s secondLook, e claimedEntry) 
 		DeliveryCount: dc, RetryIndex: state.RetryIndex, ReclaimCount: state.ReclaimCount,
 	}
 	writes = append(writes,
-		c.B().Hset().Key(b.schema.keys.UnitState).FieldValue().FieldValue(e.f.id, string(state.Encode())).Build(),
-		b.schema.appendEvent(c, ev),
-		b.schema.touchWorker(c, r.worker, s.rec, s.now, setCurrent(e.f.id), 0))
-	return b.schema.renew(c, writes), nil
+		c.B().Hset().Key(lay.keys.UnitState).FieldValue().FieldValue(e.f.id, string(state.Encode())).Build(),
+		lay.appendEvent(c, ev),
+		lay.touchWorker(c, r.worker, s.rec, s.now, setCurrent(e.f.id), 0))
+	return lay.renew(c, writes), nil
 }
 
 // head is the head of the event of e's reclaim.
@@ -181,7 +181,7 @@ func (r *reclaimer) head(s secondLook, e claimedEntry) events.Head {
 // createConsumer leaves the consumer group holding what an XAUTOCLAIM of
 // stream s would have left (see consumer.go).
 func (r *reclaimer) createConsumer(writes rueidis.Commands, s Stream) rueidis.Commands {
-	if cmd, ok := r.b.consumers.create(r.c, r.b.schema.keys, s, r.worker); ok {
+	if cmd, ok := r.e.consumers.create(r.c, r.e.schema.keys, s, r.worker); ok {
 		r.consumers = append(r.consumers, s)
 		return append(writes, cmd)
 	}

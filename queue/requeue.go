@@ -69,7 +69,7 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 	if err := caps.check(); err != nil {
 		return Requeued{}, err
 	}
-	err = b.fenced(ctx, ModeRequeue, r, true, func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string) (rueidis.Commands, error) {
+	err = b.eng.fenced(ctx, ModeRequeue, r, true, func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string) (rueidis.Commands, error) {
 		out = Requeued{}
 		if err := holding(r, h); err != nil {
 			return nil, err
@@ -147,10 +147,10 @@ const tailReadCount = 2
 
 // tailReads are the batch's reads for requeues: the frozen budgets and
 // counts in meta, and the priority stream's last id.
-func tailReads(b *Build, c rueidis.DedicatedClient) []rueidis.Completed {
+func tailReads(e *engine, c rueidis.DedicatedClient) []rueidis.Completed {
 	return []rueidis.Completed{
-		c.B().Hmget().Key(b.schema.keys.Meta).Field("max_requeues", "requeue_tolerance", "total_units", "requeued_units_count").Build(),
-		c.B().XinfoStream().Key(b.schema.keys.Priority).Build(),
+		c.B().Hmget().Key(e.schema.keys.Meta).Field("max_requeues", "requeue_tolerance", "total_units", "requeued_units_count").Build(),
+		c.B().XinfoStream().Key(e.schema.keys.Priority).Build(),
 	}
 }
 

@@ -76,7 +76,7 @@ func (o ReserveOptions) withDefaults() (ReserveOptions, error) {
 //     taken over (or, past its reclaim budget, finalized as failed, which
 //     gives nothing). A look that found nothing idle stays good for the
 //     Build's reservations for an eighth of the timeout, at most a second
-//     (see engine.ReclaimPace).
+//     (see machinery.ReclaimPace).
 //  2. Else a new entry of the priority stream (requeued units), without
 //     waiting, then of the units stream, waiting up to opts.Block.
 //  3. A new entry is accounted for (a delivered event). If someone reclaimed
@@ -112,7 +112,7 @@ func (b *Build) account(ctx context.Context, worker string, s Stream, x rueidis.
 	if !ok {
 		return Reservation{}, false, fmt.Errorf("%w: %s entry %s has no id field", ErrCorrupt, s, x.ID)
 	}
-	b.entries.learn(entryAt{s, x.ID}, unit)
+	b.eng.entries.learn(entryAt{s, x.ID}, unit)
 	typ := x.FieldValues["type"]
 	if typ == "" {
 		typ = DefaultUnitType

@@ -35,15 +35,15 @@ func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts Res
 	if opts, err = opts.withDefaults(); err != nil {
 		return nil, err
 	}
-	opts.ReadAhead = opts.ReadAhead && !b.inline // the inline engine reads nothing ahead (engine.go)
-	ahead := b.ahead.take(worker, opts)          // see read_ahead.go
+	opts.ReadAhead = opts.ReadAhead && !b.eng.inline // the inline engine reads nothing ahead (engine.go)
+	ahead := b.eng.ahead.take(worker, opts)          // see read_ahead.go
 	rest, lookOnly := ahead.stash, false
 	defer func() {
-		b.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest, lookOnly)
-		b.watches.gave(worker, len(rs) > 0)
+		b.eng.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest, lookOnly)
+		b.eng.watches.gave(worker, len(rs) > 0)
 	}()
 	timeoutMS := opts.Timeout.Milliseconds()
-	look := ahead.look != nil || b.reclaims.Due(timeoutMS, time.Now()) // see engine.ReclaimPace
+	look := ahead.look != nil || b.eng.reclaims.Due(timeoutMS, time.Now()) // see machinery.ReclaimPace
 	for len(rest) > 0 {
 		// Delivered already, and heartbeated by nothing: they go before
 		// a reclaim the look shows, which the next read-ahead's look,
@@ -129,8 +129,8 @@ func (b *Build) readStream(ctx context.Context, worker string, s Stream, n int, 
 	bld := b.client.B()
 	rctx, cancel := boundedRead(ctx, readBound(block))
 	defer cancel()
-	if s == StreamUnits && b.watches.wasIdle(worker) {
-		if meta, read, ok := b.readUnitsWatching(rctx, worker, b.schema.readCommand(bld, worker, s, n, block)); ok { // see kept_watch.go
+	if s == StreamUnits && b.eng.watches.wasIdle(worker) {
+		if meta, read, ok := b.eng.readUnitsWatching(rctx, worker, b.schema.readCommand(bld, worker, s, n, block)); ok { // see kept_watch.go
 			return b.schema.readReplies(worker, s, checkMeta, meta, read)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hopper-queue/hopper/budget"
 	"github.com/hopper-queue/hopper/events"
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/redis/rueidis"
 )
 
@@ -53,7 +53,7 @@ func (b *Build) openRoundOnce(ctx context.Context, c rueidis.DedicatedClient, wo
 	base, err1 := res[1].AsStrMap()
 	meta, err2 := res[2].AsStrMap()
 	taken, err3 := res[3].AsInt64()
-	now, err4 := engine.ParseTime(res[4])
+	now, err4 := machinery.ParseTime(res[4])
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
 		unwatch(c)
 		return Entered{}, err

@@ -3,7 +3,7 @@ package queue
 import (
 	"context"
 
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/redis/rueidis"
 )
 
@@ -14,11 +14,11 @@ import (
 // appendTokenRecord appends to cmds the writes of t's token to a worker's
 // guard, the set of its recent commits: the write every watcher of the
 // guard sees, and what a lost commit's resolution looks for. The guard's
-// TTL and its bound are kept up when due (see engine.GuardMemo).
-func (b *Build) appendTokenRecord(cmds rueidis.Commands, c rueidis.DedicatedClient, t *tx, workerGuard string) rueidis.Commands {
-	r := b.workerGuards.Plan(workerGuard, t.Sent)
+// TTL and its bound are kept up when due (see machinery.GuardMemo).
+func (e *engine) appendTokenRecord(cmds rueidis.Commands, c rueidis.DedicatedClient, t *tx, workerGuard string) rueidis.Commands {
+	r := e.workerGuards.Plan(workerGuard, t.Sent)
 	t.Records = append(t.Records, r)
-	return b.workerGuards.AppendWrites(cmds, c.B(), r, t.Token, t.Now)
+	return e.workerGuards.AppendWrites(cmds, c.B(), r, t.Token, t.Now)
 }
 
 // The reads and writes of a lost reply's resolution on the worker's guard
@@ -28,7 +28,7 @@ func (b *Build) appendTokenRecord(cmds rueidis.Commands, c rueidis.DedicatedClie
 // lookForToken WATCHes a worker's guard and tells whether it holds token,
 // with the server's time, for a resolution (see resolveOnce). The WATCH is
 // left armed.
-func (b *Build) lookForToken(ctx context.Context, c rueidis.DedicatedClient, workerGuard, token string) (found bool, now int64, err error) {
+func (e *engine) lookForToken(ctx context.Context, c rueidis.DedicatedClient, workerGuard, token string) (found bool, now int64, err error) {
 	res := c.DoMulti(ctx,
 		c.B().Watch().Key(workerGuard).Build(),
 		c.B().Zscore().Key(workerGuard).Member(token).Build(),
@@ -41,13 +41,13 @@ func (b *Build) lookForToken(ctx context.Context, c rueidis.DedicatedClient, wor
 	} else if !rueidis.IsRedisNil(err) {
 		return false, 0, err
 	}
-	now, err = engine.ParseTime(res[2])
+	now, err = machinery.ParseTime(res[2])
 	return false, now, err
 }
 
 // fullTokenRecord adds token to a worker's guard, trims it and gives it its
 // TTL, whatever the Build remembers of it: the write of a resolution, rare
 // and left out of the memory (see appendTokenRecord for the commits').
-func (b *Build) fullTokenRecord(c rueidis.DedicatedClient, workerGuard, token string, now int64) rueidis.Commands {
-	return b.workerGuards.AppendWrites(nil, c.B(), engine.GuardRecord{Key: workerGuard, Renew: true, Trim: true}, token, now)
+func (e *engine) fullTokenRecord(c rueidis.DedicatedClient, workerGuard, token string, now int64) rueidis.Commands {
+	return e.workerGuards.AppendWrites(nil, c.B(), machinery.GuardRecord{Key: workerGuard, Renew: true, Trim: true}, token, now)
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
@@ -14,11 +14,11 @@ import (
 // Build.
 
 // runner commits a Build's transitions on its dedicated connections.
-type runner = txn.Runner[rueidis.DedicatedClient, engine.GuardRecord]
+type runner = txn.Runner[rueidis.DedicatedClient, machinery.GuardRecord]
 
 // tx is one attempt of a commit: its token, the server's time its reads
-// saw (Now), and its worker guard records (see engine.GuardMemo).
-type tx = txn.Txn[engine.GuardRecord]
+// saw (Now), and its worker guard records (see machinery.GuardMemo).
+type tx = txn.Txn[machinery.GuardRecord]
 
 // attempt is one optimistic try of a transition: on c it WATCHes its
 // guards, reads, decides, and returns the writes to commit (nil: nothing to
@@ -26,7 +26,7 @@ type tx = txn.Txn[engine.GuardRecord]
 // key store t.Token, and the worker guards other than the runner's are
 // written through appendTokenRecord. The runner adds MULTI, EXEC and its
 // worker guard write.
-type attempt = txn.Attempt[rueidis.DedicatedClient, engine.GuardRecord]
+type attempt = txn.Attempt[rueidis.DedicatedClient, machinery.GuardRecord]
 
 // link ties a commit to what runs before and after it on one connection
 // (see chain.go and kept_reads.go).
@@ -44,9 +44,9 @@ var (
 // that the runner need not spend a round trip on UNWATCH.
 type errUnwatched = txn.Unwatched
 
-func newRunner(b *Build) runner {
-	o := &b.opts
-	return runner{Env: buildEnv{b}, Policy: txn.Policy{MaxAttempts: o.MaxAttempts, BackoffFloor: o.BackoffFloor,
+func newRunner(e *engine) runner {
+	o := &e.opts
+	return runner{Env: buildEnv{e}, Policy: txn.Policy{MaxAttempts: o.MaxAttempts, BackoffFloor: o.BackoffFloor,
 		BackoffCeil: o.BackoffCeil, ClusterWait: o.ClusterWait, ResolveWait: o.ResolveWait}}
 }
 
@@ -54,44 +54,44 @@ func newRunner(b *Build) runner {
 // (see txn.Runner.Commit). workerGuard is the guard key of the acting
 // worker: every committed transition writes its token there, which is how
 // a commit whose reply was lost is resolved.
-func (b *Build) commit(ctx context.Context, mode, workerGuard string, try attempt) error {
-	return b.commitLinked(ctx, mode, workerGuard, link{}, try)
+func (e *engine) commit(ctx context.Context, mode, workerGuard string, try attempt) error {
+	return e.commitLinked(ctx, mode, workerGuard, link{}, try)
 }
 
 // commitLinked is commit, linked to what runs before and after it on its
 // connections (see chain.go and kept_reads.go).
-func (b *Build) commitLinked(ctx context.Context, mode, workerGuard string, l link, try attempt) error {
-	return refusedCommand(b.runner.Commit(ctx, mode, workerGuard, l, try))
+func (e *engine) commitLinked(ctx context.Context, mode, workerGuard string, l link, try attempt) error {
+	return refusedCommand(e.runner.Commit(ctx, mode, workerGuard, l, try))
 }
 
 // buildEnv is the Build as its runner sees it.
-type buildEnv struct{ b *Build }
+type buildEnv struct{ e *engine }
 
 func (e buildEnv) Dedicate(addr string) (rueidis.DedicatedClient, func()) {
 	if addr != "" {
-		if node, ok := e.b.client.Nodes()[addr]; ok {
+		if node, ok := e.e.client.Nodes()[addr]; ok {
 			return node.Dedicate()
 		}
 	}
-	return e.b.client.Dedicate()
+	return e.e.client.Dedicate()
 }
 
 func (e buildEnv) Record(cmds rueidis.Commands, c rueidis.DedicatedClient, t *tx, guard string) rueidis.Commands {
-	return e.b.appendTokenRecord(cmds, c, t, guard)
+	return e.e.appendTokenRecord(cmds, c, t, guard)
 }
 
-func (e buildEnv) Applied(t *tx) { e.b.workerGuards.Applied(t.Records, t.Sent) }
+func (e buildEnv) Applied(t *tx) { e.e.workerGuards.Applied(t.Records, t.Sent) }
 
 func (e buildEnv) ResolveOnce(ctx context.Context, guard, token string) (applied, done bool, err error) {
-	return e.b.resolveOnce(ctx, guard, token)
+	return e.e.resolveOnce(ctx, guard, token)
 }
 
 func (e buildEnv) WatchDropped(ctx context.Context, err error) error {
-	return e.b.watchDropped(ctx, err)
+	return e.e.watchDropped(ctx, err)
 }
 
-func (e buildEnv) Retried(ctx context.Context, mode string) { e.b.meter.retry(ctx, mode) }
-func (e buildEnv) Aborted(ctx context.Context, mode string) { e.b.meter.abort(ctx, mode) }
+func (e buildEnv) Retried(ctx context.Context, mode string) { e.e.meter.retry(ctx, mode) }
+func (e buildEnv) Aborted(ctx context.Context, mode string) { e.e.meter.abort(ctx, mode) }
 
 // isNoSuchKey tells the error of a command on a key that does not exist.
 func isNoSuchKey(err error) bool {
@@ -105,16 +105,16 @@ func isNoSuchKey(err error) bool {
 // never apply later (docs/design.md#lost-replies). done: the answer is
 // final; not done, that write aborted (the guard moved, perhaps the lost
 // commit landing) or failed: look again.
-func (b *Build) resolveOnce(ctx context.Context, workerGuard, token string) (applied, done bool, err error) {
-	err = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
-		found, now, err := b.lookForToken(ctx, c, workerGuard, token)
+func (e *engine) resolveOnce(ctx context.Context, workerGuard, token string) (applied, done bool, err error) {
+	err = e.client.Dedicated(func(c rueidis.DedicatedClient) error {
+		found, now, err := e.lookForToken(ctx, c, workerGuard, token)
 		if err != nil || found {
 			unwatch(c)
 			applied, done = found, found
 			return err
 		}
 		cmds := rueidis.Commands{c.B().Multi().Build()}
-		cmds = append(cmds, b.fullTokenRecord(c, workerGuard, txn.NewToken(), now)...)
+		cmds = append(cmds, e.fullTokenRecord(c, workerGuard, txn.NewToken(), now)...)
 		res := c.DoMulti(ctx, append(cmds, c.B().Exec().Build())...)
 		exec := res[len(res)-1]
 		if err := exec.Error(); err != nil {

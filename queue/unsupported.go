@@ -54,8 +54,8 @@ func refusedCommand(err error) error {
 // else (the read unanswered: a node down or failing over) returns err as it
 // was. Once a probe's WATCH is answered the Build never probes again, so an
 // outage costs at most one probe.
-func (b *Build) watchDropped(ctx context.Context, err error) error {
-	if b.watchWorks.Load() || !isConnErr(ctx, err) {
+func (e *engine) watchDropped(ctx context.Context, err error) error {
+	if e.watchWorks.Load() || !isConnErr(ctx, err) {
 		return err
 	}
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
@@ -63,9 +63,9 @@ func (b *Build) watchDropped(ctx context.Context, err error) error {
 	var watch error
 	for range 3 {
 		answered := false
-		_ = b.client.Dedicated(func(c rueidis.DedicatedClient) error {
-			if answered = c.Do(pctx, c.B().Exists().Key(b.schema.keys.Meta).Build()).Error() == nil; answered {
-				res := c.DoMulti(pctx, c.B().Watch().Key(b.schema.keys.Meta).Build(), c.B().Unwatch().Build())
+		_ = e.client.Dedicated(func(c rueidis.DedicatedClient) error {
+			if answered = c.Do(pctx, c.B().Exists().Key(e.schema.keys.Meta).Build()).Error() == nil; answered {
+				res := c.DoMulti(pctx, c.B().Watch().Key(e.schema.keys.Meta).Build(), c.B().Unwatch().Build())
 				watch = res[0].Error()
 			}
 			return nil
@@ -74,7 +74,7 @@ func (b *Build) watchDropped(ctx context.Context, err error) error {
 		case !answered:
 			return err // the server itself is away
 		case watch == nil:
-			b.watchWorks.Store(true)
+			e.watchWorks.Store(true)
 			return err
 		case !hungUp(watch):
 			return err

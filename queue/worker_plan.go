@@ -23,11 +23,11 @@ type workerPlan struct {
 
 // commitWorker runs p: on the connection kept watching for p's worker and
 // mode when there is one, else on reads of its own, followed by a TIME.
-func (b *Build) commitWorker(ctx context.Context, p workerPlan) error {
-	from := b.watches.take(p.worker, p.mode)
-	return b.commitLinked(ctx, p.mode, b.schema.keys.workerGuard(p.worker), link{From: from}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
+func (e *engine) commitWorker(ctx context.Context, p workerPlan) error {
+	from := e.watches.take(p.worker, p.mode)
+	return e.commitLinked(ctx, p.mode, e.schema.keys.workerGuard(p.worker), link{From: from}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
 		kept := t.First != nil
-		res, now, err := b.workerReads(ctx, c, t, p)
+		res, now, err := e.workerReads(ctx, c, t, p)
 		if err != nil {
 			return nil, err
 		}
@@ -36,7 +36,7 @@ func (b *Build) commitWorker(ctx context.Context, p workerPlan) error {
 			return nil, refusalOnKept(kept, err)
 		}
 		t.Now = now
-		return b.schema.renew(c, writes), nil
+		return e.schema.renew(c, writes), nil
 	})
 }
 
@@ -44,7 +44,7 @@ func (b *Build) commitWorker(ctx context.Context, p workerPlan) error {
 // t.First when a kept watch made them (the WATCH's reply first, when it
 // rode with them), else from a round trip of their own that WATCHes the
 // worker guard and carries a TIME.
-func (b *Build) workerReads(ctx context.Context, c rueidis.DedicatedClient, t *tx, p workerPlan) ([]rueidis.RedisResult, int64, error) {
+func (e *engine) workerReads(ctx context.Context, c rueidis.DedicatedClient, t *tx, p workerPlan) ([]rueidis.RedisResult, int64, error) {
 	if res := t.First; res != nil {
 		if len(res) > 0 {
 			if err := res[0].Error(); err != nil {
@@ -52,19 +52,19 @@ func (b *Build) workerReads(ctx context.Context, c rueidis.DedicatedClient, t *t
 			}
 			res = res[1:]
 		}
-		now, err := b.clock.ServerNow(ctx, c)
+		now, err := e.clock.ServerNow(ctx, c)
 		return res, now, err
 	}
-	cmds := rueidis.Commands{c.B().Watch().Key(b.schema.keys.workerGuard(p.worker)).Build()}
+	cmds := rueidis.Commands{c.B().Watch().Key(e.schema.keys.workerGuard(p.worker)).Build()}
 	if p.reads != nil {
 		cmds = append(cmds, p.reads(c)...)
 	}
-	res, arrived := b.clock.TimeTrip(ctx, c, append(cmds, c.B().Time().Build())...)
+	res, arrived := e.clock.TimeTrip(ctx, c, append(cmds, c.B().Time().Build())...)
 	if err := res[0].Error(); err != nil {
 		return nil, 0, err
 	}
 	n := len(res)
-	now, err := b.clock.AnchoredNow(ctx, c, res[n-1], arrived)
+	now, err := e.clock.AnchoredNow(ctx, c, res[n-1], arrived)
 	return res[1 : n-1], now, err
 }
 

@@ -1,4 +1,4 @@
-// Package engine holds what the default engine of package queue keeps
+// Package machinery holds what the default engine of package queue keeps
 // between transitions so that they cost fewer round trips, none of which
 // needs the build's key layout: the server-anchored Clock, the per-worker
 // Slots that hold kept reads and kept watches, the paces that decide when
@@ -10,4 +10,4 @@
 // only chooses what a transition reads and sends, and every decision
 // stands on what its own transaction watches and reads
 // (docs/design.md#engines).
-package engine
+package machinery

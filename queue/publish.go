@@ -150,6 +150,18 @@ func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, leas
 		return fmt.Errorf("%w: %s holds a %s, not a hash", ErrCorrupt, k.UnitState, unitState)
 	}
 
+	res = c.DoMulti(ctx, b.schema.publishWrites(c, m, fields, now, tombstoneTTL)...)
+	var outcome error
+	*ambiguous, outcome = execOutcome(res, "publish")
+	return outcome
+}
+
+// publishWrites are the transaction that publishes m (MULTI to EXEC):
+// meta with fields and its state as of now, and, unless m failed to load,
+// both unit streams and their group afresh and the units' zeroed states;
+// then the tombstone, and the live keys' TTLs.
+func (sc *schema) publishWrites(c rueidis.DedicatedClient, m Manifest, fields map[string]string, now int64, tombstoneTTL time.Duration) rueidis.Commands {
+	k := sc.keys
 	cmds := rueidis.Commands{c.B().Multi().Build()}
 	metaSet := c.B().Hset().Key(k.Meta).FieldValue()
 	for f, v := range fields {
@@ -183,9 +195,5 @@ func (b *Build) publishOnce(ctx context.Context, c rueidis.DedicatedClient, leas
 		cmds = append(cmds, c.B().Pexpire().Key(key).Milliseconds(m.TTL.Milliseconds()).Build())
 	}
 	cmds = append(cmds, c.B().Exec().Build())
-
-	res = c.DoMulti(ctx, cmds...)
-	var outcome error
-	*ambiguous, outcome = execOutcome(res, "publish")
-	return outcome
+	return cmds
 }

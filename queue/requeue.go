@@ -110,26 +110,50 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 			return nil, err
 		}
 		out = Requeued{Requeued: true, RetryIndex: after.RetryIndex, NewEntryID: newID}
-		cmds := make(rueidis.Commands, 0, 10)
 		if decision.EntersRetry {
 			t.inRetry++ // the next requeue of the batch counts this one
-			cmds = append(cmds, c.B().Hincrby().Key(b.schema.keys.Meta).Field("requeued_units_count").Increment(1).Build())
 		}
-		cmds = append(cmds,
-			c.B().Hset().Key(b.schema.keys.UnitState).FieldValue().FieldValue(r.UnitID, string(after.Encode())).Build(),
-			c.B().Xack().Key(b.schema.keys.stream(r.Stream)).Group(Group).Id(r.EntryID).Build(),
-			c.B().Xadd().Key(b.schema.keys.Priority).Id(newID).FieldValue().FieldValue("id", r.UnitID).FieldValue("type", r.UnitType).Build(),
-			b.schema.appendEvent(c, ev),
-			b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1),
-			b.schema.setGuard(c, b.schema.keys.tailGuard(), token),
-		)
-		cmds = b.schema.writeTestResults(c, r, res.TestResults, cmds)
-		return append(cmds, b.schema.dropGuard(c, g.entry, token)...), nil
+		rq := requeueing{r: r, h: h, entry: g.entry, token: token, state: after.Encode(), newID: newID, entersRetry: decision.EntersRetry}
+		return b.schema.requeueWrites(c, rq, ev, res), nil
 	})
 	if err != nil {
 		return Requeued{}, err
 	}
 	return out, nil
+}
+
+// requeueing is what a requeue within budget writes of r: its new state,
+// its new priority entry newID, and whether the unit enters retry.
+type requeueing struct {
+	r           Reservation
+	h           held
+	entry       string // r's entry guard
+	token       string
+	state       []byte
+	newID       string
+	entersRetry bool
+}
+
+// requeueWrites are the writes of a requeue within budget: the unit's new
+// state, its entry acknowledged and a new one on the priority stream, the
+// requeued event ev, the worker's record, the tail guard moved and the old
+// entry's guard retired.
+func (sc *schema) requeueWrites(c rueidis.DedicatedClient, q requeueing, ev []byte, res Result) rueidis.Commands {
+	r, k := q.r, sc.keys
+	cmds := make(rueidis.Commands, 0, 10)
+	if q.entersRetry {
+		cmds = append(cmds, c.B().Hincrby().Key(k.Meta).Field("requeued_units_count").Increment(1).Build())
+	}
+	cmds = append(cmds,
+		c.B().Hset().Key(k.UnitState).FieldValue().FieldValue(r.UnitID, string(q.state)).Build(),
+		c.B().Xack().Key(k.stream(r.Stream)).Group(Group).Id(r.EntryID).Build(),
+		c.B().Xadd().Key(k.Priority).Id(q.newID).FieldValue().FieldValue("id", r.UnitID).FieldValue("type", r.UnitType).Build(),
+		sc.appendEvent(c, ev),
+		sc.touchWorker(c, r.WorkerID, q.h.worker, q.h.now, clearCurrent, 1),
+		sc.setGuard(c, k.tailGuard(), q.token),
+	)
+	cmds = sc.writeTestResults(c, r, res.TestResults, cmds)
+	return append(cmds, sc.dropGuard(c, q.entry, q.token)...)
 }
 
 // tailState is what the requeues of a batch read, and carry from one to the

@@ -25,34 +25,47 @@ type Delivery struct {
 // that fences everything after it. ErrStale means someone reclaimed the entry
 // between the read and this call: the worker took nothing and nothing was
 // recorded. ErrCorrupt means meta or the unit's state is missing.
-func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Stream, entryID, unitID string) (_ Delivery, err error) {
-	defer func(start time.Time) { b.meter.observe(ctx, ModeDeliveryAccounting, statusOf(err, StatusOK), start) }(time.Now())
+func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Stream, entryID, unitID string) (Delivery, error) {
+	return b.eng.accountDelivery(ctx, worker, stream, entryID, unitID)
+}
+
+// accountDelivery runs delivery accounting's plan; reservations run it
+// on every entry they take.
+func (e *engine) accountDelivery(ctx context.Context, worker string, stream Stream, entryID, unitID string) (_ Delivery, err error) {
+	defer func(start time.Time) { e.meter.observe(ctx, ModeDeliveryAccounting, statusOf(err, StatusOK), start) }(time.Now())
 	r := Reservation{WorkerID: worker, Stream: stream, EntryID: entryID, UnitID: unitID, DeliveryCount: 1}
 	if err := r.check(); err != nil {
 		return Delivery{}, err
 	}
 	var d Delivery
-	err = b.eng.fenced(ctx, ModeDeliveryAccounting, r, false, func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string) (rueidis.Commands, error) {
-		if err := h.settled(r, fence.Expect{EntryID: entryID, Owner: worker}); err != nil {
+	if err := e.fenced(ctx, ModeDeliveryAccounting, r, false, deliveryDecision(e.schema, r, &d)); err != nil {
+		return Delivery{}, err
+	}
+	return d, nil
+}
+
+// deliveryDecision is delivery accounting's decision on what was read for
+// r, whose entry was just delivered to its worker: the entry still held at
+// its delivery, the delivered event and the worker's record; d is set
+// from what was read.
+func deliveryDecision(sc *schema, r Reservation, d *Delivery) fencedDecision {
+	return func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string) (rueidis.Commands, error) {
+		if err := h.settled(r, fence.Expect{EntryID: r.EntryID, Owner: r.WorkerID}); err != nil {
 			return nil, err
 		}
 		ev, err := events.Delivered{
 			Head:   head(r, h),
-			Stream: string(stream), EntryID: entryID, DeliveryCount: h.row.DeliveryCount,
+			Stream: string(r.Stream), EntryID: r.EntryID, DeliveryCount: h.row.DeliveryCount,
 		}.Encode()
 		if err != nil {
 			return nil, err
 		}
-		d = Delivery{DeliveryCount: h.row.DeliveryCount, RetryIndex: h.state.RetryIndex, ReclaimCount: h.state.ReclaimCount}
+		*d = Delivery{DeliveryCount: h.row.DeliveryCount, RetryIndex: h.state.RetryIndex, ReclaimCount: h.state.ReclaimCount}
 		return rueidis.Commands{
-			b.schema.appendEvent(c, ev),
-			b.schema.touchWorker(c, worker, h.worker, h.now, setCurrent(unitID), 0),
+			sc.appendEvent(c, ev),
+			sc.touchWorker(c, r.WorkerID, h.worker, h.now, setCurrent(r.UnitID), 0),
 		}, nil
-	})
-	if err != nil {
-		return Delivery{}, err
 	}
-	return d, nil
 }
 
 // settled applies the checks every fenced transition makes, in their fixed

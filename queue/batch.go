@@ -47,12 +47,17 @@ type fencedOp struct {
 	// decide checks what was read for r (g: r's guards) and returns r's writes (the TTL
 	// renewal left out), or the refusal that is r's outcome. It runs once
 	// per attempt of the batch, and sets the caller's outputs.
-	decide func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string) (rueidis.Commands, error)
+	decide fencedDecision
 
 	ctx  context.Context
 	err  error
 	wake chan wakeup
 }
+
+// fencedDecision is a fenced transition's decision: on what was read for
+// its reservation (h), its guards g, the batch's tail state t (requeues)
+// and the attempt's token, its writes, or its refusal.
+type fencedDecision func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string) (rueidis.Commands, error)
 
 // Claims names what op decides on and writes, for the scheduler's rules.
 func (o *fencedOp) Claims() sched.Claims {
@@ -138,8 +143,7 @@ func (q *batcher) run(e *engine, batch []*fencedOp, from *prefetch) {
 }
 
 // fenced runs one fenced transition of r through the Build's batches.
-func (e *engine) fenced(ctx context.Context, mode string, r Reservation, tail bool,
-	decide func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string) (rueidis.Commands, error)) error {
+func (e *engine) fenced(ctx context.Context, mode string, r Reservation, tail bool, decide fencedDecision) error {
 	return e.batches.do(ctx, e, &fencedOp{mode: mode, r: r, tail: tail, decide: decide})
 }
 

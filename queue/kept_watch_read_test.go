@@ -51,7 +51,7 @@ func TestWatchedReadKeepsWhatItDelivered(t *testing.T) {
 		return mock.Result(mock.RedisString("OK"))
 	})
 
-	got, err := b.readStream(context.Background(), "w1", StreamUnits, 1, time.Second, false)
+	got, err := b.eng.readStream(context.Background(), "w1", StreamUnits, 1, time.Second, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,18 +56,14 @@ func (b *Build) Reclaim(ctx context.Context, worker string, timeout time.Duratio
 	if maxReclaims < 0 {
 		return Reclaimed{}, errInvalid("max reclaims %d is negative", maxReclaims)
 	}
-	return b.reclaim(ctx, worker, timeout.Milliseconds(), float64(maxReclaims))
+	return b.eng.reclaimOn(ctx, worker, timeout.Milliseconds(), float64(maxReclaims), nil)
 }
 
-// reclaim is Reclaim once its arguments are checked, and Transition's
-// reclaim mode; fallbackMax is the reclaim budget when meta holds none.
-func (b *Build) reclaim(ctx context.Context, worker string, timeoutMS int64, fallbackMax float64) (out Reclaimed, err error) {
-	return b.reclaimOn(ctx, worker, timeoutMS, fallbackMax, nil)
-}
-
-// reclaimOn is reclaim whose first attempt stands on given, a first look
-// already made (a read-ahead's, see read_ahead.go), when not nil.
-func (b *Build) reclaimOn(ctx context.Context, worker string, timeoutMS int64, fallbackMax float64, given *firstLook) (out Reclaimed, err error) {
+// reclaimOn runs a reclaim of worker's on timeoutMS (fallbackMax: the
+// reclaim budget when meta holds none); its first attempt stands on
+// given, a first look already made (a read-ahead's, see read_ahead.go),
+// when not nil.
+func (e *engine) reclaimOn(ctx context.Context, worker string, timeoutMS int64, fallbackMax float64, given *firstLook) (out Reclaimed, err error) {
 	defer func(start time.Time) {
 		ok := StatusNone
 		switch out.Status {
@@ -76,13 +72,13 @@ func (b *Build) reclaimOn(ctx context.Context, worker string, timeoutMS int64, f
 		case ReclaimFinalized:
 			ok = StatusFinalized
 		}
-		b.meter.observe(ctx, ModeReclaim, statusOf(err, ok), start)
+		e.meter.observe(ctx, ModeReclaim, statusOf(err, ok), start)
 	}(time.Now())
-	r := &reclaimer{e: b.eng, worker: worker, wguard: b.schema.keys.workerGuard(worker), timeoutMS: timeoutMS, fallbackMax: fallbackMax, given: given}
-	if err = b.eng.commit(ctx, ModeReclaim, r.wguard, r.attempt); err != nil {
+	r := &reclaimer{e: e, worker: worker, wguard: e.schema.keys.workerGuard(worker), timeoutMS: timeoutMS, fallbackMax: fallbackMax, given: given}
+	if err = e.commit(ctx, ModeReclaim, r.wguard, r.attempt); err != nil {
 		return Reclaimed{}, err
 	}
-	b.eng.consumers.created(worker, r.consumers)
+	e.consumers.created(worker, r.consumers)
 	return r.out, r.corrupt
 }
 

@@ -107,17 +107,17 @@ func readBound(block time.Duration) time.Duration {
 }
 
 // account turns a freshly read entry into a reservation.
-func (b *Build) account(ctx context.Context, worker string, s Stream, x rueidis.XRangeEntry) (Reservation, bool, error) {
+func (e *engine) account(ctx context.Context, worker string, s Stream, x rueidis.XRangeEntry) (Reservation, bool, error) {
 	unit, ok := x.FieldValues["id"]
 	if !ok {
 		return Reservation{}, false, fmt.Errorf("%w: %s entry %s has no id field", ErrCorrupt, s, x.ID)
 	}
-	b.eng.entries.learn(entryAt{s, x.ID}, unit)
+	e.entries.learn(entryAt{s, x.ID}, unit)
 	typ := x.FieldValues["type"]
 	if typ == "" {
 		typ = DefaultUnitType
 	}
-	d, err := b.AccountDelivery(ctx, worker, s, x.ID, unit)
+	d, err := e.accountDelivery(ctx, worker, s, x.ID, unit)
 	if errors.Is(err, ErrStale) {
 		return Reservation{}, false, nil
 	}

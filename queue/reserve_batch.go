@@ -35,26 +35,33 @@ func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts Res
 	if opts, err = opts.withDefaults(); err != nil {
 		return nil, err
 	}
-	opts.ReadAhead = opts.ReadAhead && !b.eng.inline // the inline engine reads nothing ahead (engine.go)
-	ahead := b.eng.ahead.take(worker, opts)          // see read_ahead.go
+	return b.eng.reserveBatch(ctx, worker, n, opts)
+}
+
+// reserveBatch is ReserveBatch once its arguments are checked: what was
+// read ahead for worker first, then a reclaim when one is due, then new
+// entries.
+func (e *engine) reserveBatch(ctx context.Context, worker string, n int, opts ReserveOptions) (rs []Reservation, err error) {
+	opts.ReadAhead = opts.ReadAhead && !e.inline // the inline engine reads nothing ahead (engine.go)
+	ahead := e.ahead.take(worker, opts)          // see read_ahead.go
 	rest, lookOnly := ahead.stash, false
 	defer func() {
-		b.eng.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest, lookOnly)
-		b.eng.watches.gave(worker, len(rs) > 0)
+		e.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest, lookOnly)
+		e.watches.gave(worker, len(rs) > 0)
 	}()
 	timeoutMS := opts.Timeout.Milliseconds()
-	look := ahead.look != nil || b.eng.reclaims.Due(timeoutMS, time.Now()) // see machinery.ReclaimPace
+	look := ahead.look != nil || e.reclaims.Due(timeoutMS, time.Now()) // see machinery.ReclaimPace
 	for len(rest) > 0 {
 		// Delivered already, and heartbeated by nothing: they go before
 		// a reclaim the look shows, which the next read-ahead's look,
 		// alone, then brings.
-		if rs, rest, err = b.accountStashed(ctx, worker, n, rest); err != nil || len(rs) > 0 {
+		if rs, rest, err = e.accountStashed(ctx, worker, n, rest); err != nil || len(rs) > 0 {
 			lookOnly = ahead.look == nil && look || ahead.look != nil && (ahead.look.anyCand || len(ahead.look.looked) > 0)
 			return rs, err
 		}
 	}
 	if look {
-		rc, err := b.reclaimOn(ctx, worker, timeoutMS, float64(opts.MaxReclaims), ahead.look)
+		rc, err := e.reclaimOn(ctx, worker, timeoutMS, float64(opts.MaxReclaims), ahead.look)
 		if err != nil {
 			return nil, corruptIfNoGroup(err)
 		}
@@ -62,7 +69,7 @@ func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts Res
 			return []Reservation{rc.Reservation}, nil
 		}
 	}
-	return b.readNew(ctx, worker, n, opts, !look)
+	return e.readNew(ctx, worker, n, opts, !look)
 }
 
 // accountStashed accounts for up to n entries read ahead for worker, of
@@ -70,13 +77,13 @@ func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts Res
 // those still held and the entries left. An entry reclaimed since it was
 // read is left out, as in readNew; one whose accounting failed is dropped,
 // pending under worker for a reclaim after the timeout.
-func (b *Build) accountStashed(ctx context.Context, worker string, n int, stash []stashed) (rs []Reservation, rest []stashed, err error) {
+func (e *engine) accountStashed(ctx context.Context, worker string, n int, stash []stashed) (rs []Reservation, rest []stashed, err error) {
 	k := 0
 	for k < len(stash) && k < n && stash[k].s == stash[0].s {
 		k++
 	}
-	for j, e := range stash[:k] {
-		r, ok, err := b.account(ctx, worker, e.s, e.x)
+	for j, st := range stash[:k] {
+		r, ok, err := e.account(ctx, worker, st.s, st.x)
 		if err != nil {
 			return rs, append(slices.Clone(stash[j+1:k]), stash[k:]...), err
 		}
@@ -92,9 +99,9 @@ func (b *Build) accountStashed(ctx context.Context, worker string, n int, stash 
 // them. checkMeta: no first look read meta, so the priority read does, in
 // the same round trip, and a build whose meta is gone is corrupt before
 // any wait.
-func (b *Build) readNew(ctx context.Context, worker string, n int, opts ReserveOptions, checkMeta bool) ([]Reservation, error) {
+func (e *engine) readNew(ctx context.Context, worker string, n int, opts ReserveOptions, checkMeta bool) ([]Reservation, error) {
 	for _, s := range []Stream{StreamPriority, StreamUnits} {
-		entries, err := b.readStream(ctx, worker, s, n, opts.Block, checkMeta && s == StreamPriority)
+		entries, err := e.readStream(ctx, worker, s, n, opts.Block, checkMeta && s == StreamPriority)
 		if rueidis.IsRedisNil(err) {
 			continue
 		}
@@ -104,7 +111,7 @@ func (b *Build) readNew(ctx context.Context, worker string, n int, opts ReserveO
 		var rs []Reservation
 		for _, list := range entries {
 			for _, x := range list {
-				r, ok, err := b.account(ctx, worker, s, x)
+				r, ok, err := e.account(ctx, worker, s, x)
 				if err != nil {
 					return rs, err
 				}
@@ -125,21 +132,21 @@ func (b *Build) readNew(ctx context.Context, worker string, n int, opts ReserveO
 // blocking command: rueidis sends it on a connection of its own, so the
 // wait holds up no other command). checkMeta: meta is read first, in the
 // same round trip.
-func (b *Build) readStream(ctx context.Context, worker string, s Stream, n int, block time.Duration, checkMeta bool) (map[string][]rueidis.XRangeEntry, error) {
-	bld := b.client.B()
+func (e *engine) readStream(ctx context.Context, worker string, s Stream, n int, block time.Duration, checkMeta bool) (map[string][]rueidis.XRangeEntry, error) {
+	bld := e.client.B()
 	rctx, cancel := boundedRead(ctx, readBound(block))
 	defer cancel()
-	if s == StreamUnits && b.eng.watches.wasIdle(worker) {
-		if meta, read, ok := b.eng.readUnitsWatching(rctx, worker, b.schema.readCommand(bld, worker, s, n, block)); ok { // see kept_watch.go
-			return b.schema.readReplies(worker, s, checkMeta, meta, read)
+	if s == StreamUnits && e.watches.wasIdle(worker) {
+		if meta, read, ok := e.readUnitsWatching(rctx, worker, e.schema.readCommand(bld, worker, s, n, block)); ok { // see kept_watch.go
+			return e.schema.readReplies(worker, s, checkMeta, meta, read)
 		}
 	}
-	cmds := rueidis.Commands{b.schema.readCommand(bld, worker, s, n, block)}
+	cmds := rueidis.Commands{e.schema.readCommand(bld, worker, s, n, block)}
 	if checkMeta {
-		cmds = rueidis.Commands{b.schema.metaReadOn(bld), cmds[0]}
+		cmds = rueidis.Commands{e.schema.metaReadOn(bld), cmds[0]}
 	}
-	res := b.client.DoMulti(rctx, cmds...)
-	return b.schema.readReplies(worker, s, checkMeta, res[0], res[len(res)-1])
+	res := e.client.DoMulti(rctx, cmds...)
+	return e.schema.readReplies(worker, s, checkMeta, res[0], res[len(res)-1])
 }
 
 // readCommand is worker's XREADGROUP of up to n new entries of s, waiting

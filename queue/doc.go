@@ -12,17 +12,26 @@
 // package fence), never by the stream, meta or workers keys that every
 // transition writes: transitions on different units do not abort each other.
 //
-// The fenced transitions of one Build that arrive at once share
-// transactions (docs/design.md#batching): each is still decided alone, on
-// what was read for it, and gets its own outcome, but many workers of one
-// process cost far fewer round trips and commands than one transaction
-// each.
+// A transition decides; an engine runs it. Each transition says what it
+// watches and reads and how it decides on the replies (a fenced decision,
+// a worker plan, the reclaim's looks and writes); the schema names the
+// commands it writes. The Build's engine (Options.Engine) owns where the
+// replies come from. The default engine shares round trips: the fenced
+// transitions of one Build that arrive at once share transactions
+// (docs/design.md#batching), a commit carries the next one's reads, and
+// kept reads, kept watches and read-ahead serve a worker's likely next
+// call. The inline engine runs each transition alone on reads of its
+// own, and is the reference the default one is tested against. Either
+// way, reads made before a call may back a commit, never a refusal.
 //
-// Two internal packages hold what needs no key layout: queue/internal/txn
-// runs the optimistic transactions (WATCH, attempt, commit, backoff,
-// lost-reply resolution, what rides behind an EXEC, the merge of a batch's
-// writes) on any connection with DoMulti, and queue/internal/sched orders
-// the fenced transitions into batches. Both are unit-tested without Redis.
+// Three internal packages hold what needs no key layout:
+// queue/internal/txn runs the optimistic transactions (WATCH, attempt,
+// commit, backoff, lost-reply resolution, what rides behind an EXEC, the
+// merge of a batch's writes) on any connection with DoMulti;
+// queue/internal/sched orders the fenced transitions into batches; and
+// queue/internal/machinery holds the server-anchored clock, the
+// per-worker slots, the paces and the guard memory. All three are
+// unit-tested without Redis.
 //
 // A worker's life on one Build, as package worker lives it (Status reads a
 // build without joining it; TryLease and Publish are what Join uses):

@@ -145,7 +145,7 @@ func TestReclaimRoundTrips(t *testing.T) {
 		b, n := e.countedBuild()
 		// The first reclaim of a worker may also name it a consumer of both
 		// groups, as the reference's XAUTOCLAIM does on Redis 7.2 and later
-		// (see queue/consumer.go): one more round trip, once.
+		// (see queue/internal/machinery/consumers.go): one more round trip, once.
 		rc, _ := reclaimCounted(t, b, n, "w2", time.Minute)
 		assert.Equal(t, queue.ReclaimNone, rc.Status)
 		rc, trips := reclaimCounted(t, b, n, "w2", time.Minute)

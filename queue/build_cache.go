@@ -132,7 +132,7 @@ func (c *buildCache) len() int {
 }
 
 // openTransitionBuild opens a Build as Transition runs it: guarded builds
-// only (see guarded_mark.go), set once, before any call shares it.
+// only (see meta.go), set once, before any call shares it.
 func openTransitionBuild(client rueidis.Client, keys Keys, ttl time.Duration) (*Build, error) {
 	return openScript(client, keys, Options{TTL: ttl})
 }

@@ -17,7 +17,7 @@ type schema struct {
 	ttlMS   int64
 	ttlText string // ttlMS as sent, formatted once
 	// guardedOnly: refuse builds whose meta lacks the guarded mark
-	// (Transition's Builds; see guarded_mark.go).
+	// (Transition's Builds; see meta.go).
 	guardedOnly bool
 }
 
@@ -27,7 +27,7 @@ func newSchema(keys Keys, ttl time.Duration) *schema {
 
 // The commands that several transitions send: the writes they share (TTL
 // renewal, the worker's record, the log, guards). The meta check every one
-// starts with is metaRead (see guarded_mark.go).
+// starts with is metaRead (see meta.go).
 
 // renew is the PEXPIRE of the six live keys every commit sends, which
 // touches only those that exist (docs/design.md#ttls).

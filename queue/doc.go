@@ -30,7 +30,7 @@
 // merge of a batch's writes) on any connection with DoMulti;
 // queue/internal/sched orders the fenced transitions into batches; and
 // queue/internal/machinery holds the server-anchored clock, the
-// per-worker slots, the paces and the guard memory. All three are
+// per-worker slots, the paces, the guard memory and the consumer policy. All three are
 // unit-tested without Redis.
 //
 // A worker's life on one Build, as package worker lives it (Status reads a

@@ -63,21 +63,21 @@ type engine struct {
 	meter  *instruments
 	runner runner // see txn.go
 
-	batches      batcher               // see batch.go
-	clock        *machinery.Clock      // the server's time
-	kept         keptReads             // see kept_reads.go
-	ahead        readAheads            // see read_ahead.go
-	watches      keptWatches           // see kept_watch.go
-	reclaims     machinery.ReclaimPace // when a reservation looks for idle entries
-	entries      *entryUnits           // see entry_units.go
-	workerGuards *machinery.GuardMemo  // the worker guards its commits wrote
-	consumers    *consumerPolicy       // see consumer.go
-	watchWorks   atomic.Bool           // a probe's WATCH was answered (see unsupported.go)
-	inline       bool                  // Options.Engine is EngineInline
+	batches      batcher                   // see batch.go
+	clock        *machinery.Clock          // the server's time
+	kept         keptReads                 // see kept_reads.go
+	ahead        readAheads                // see read_ahead.go
+	watches      keptWatches               // see kept_watch.go
+	reclaims     machinery.ReclaimPace     // when a reservation looks for idle entries
+	entries      *entryUnits               // see entry_units.go
+	workerGuards *machinery.GuardMemo      // the worker guards its commits wrote
+	consumers    *machinery.ConsumerPolicy // what the server does with consumers
+	watchWorks   atomic.Bool               // a probe's WATCH was answered (see unsupported.go)
+	inline       bool                      // Options.Engine is EngineInline
 }
 
 func newEngine(client rueidis.Client, sc *schema, o Options, meter *instruments) *engine {
-	e := &engine{client: client, schema: sc, opts: o, meter: meter, consumers: &consumerPolicy{}, entries: &entryUnits{},
+	e := &engine{client: client, schema: sc, opts: o, meter: meter, consumers: &machinery.ConsumerPolicy{}, entries: &entryUnits{},
 		workerGuards: machinery.NewGuardMemo(o.TTL, o.ResolveWait), clock: machinery.NewClock(machinery.MonotonicNow), batches: newBatcher()}
 	e.runner = newRunner(e)
 	if o.Engine == EngineInline {
@@ -86,7 +86,7 @@ func newEngine(client rueidis.Client, sc *schema, o Options, meter *instruments)
 	return e
 }
 
-// goInline turns off everything in b that shares, carries, keeps or
+// goInline turns off everything in e that shares, carries, keeps or
 // learns: each gate below is the one place its machinery is switched.
 func (e *engine) goInline() {
 	e.inline = true
@@ -95,4 +95,5 @@ func (e *engine) goInline() {
 	e.reclaims.Off = true     // every reservation looks (machinery.ReclaimPace)
 	e.watches.off = true      // no kept watches (kept_watch.go)
 	e.workerGuards.Off = true // renew and trim on every commit (machinery.GuardMemo)
+	e.consumers.Off = true    // a consumer created whenever an XAUTOCLAIM would (machinery.ConsumerPolicy)
 }

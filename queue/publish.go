@@ -63,7 +63,7 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 	}
 	fields := m.metaFields()
 	fields[metaPublisher] = lease.Token
-	fields[metaGuarded] = guardedMark // in the layout's MULTI (see guarded_mark.go)
+	fields[metaGuarded] = guardedMark // in the layout's MULTI (see meta.go)
 
 	wait := b.opts.BackoffFloor
 	for n := 1; ; n++ {

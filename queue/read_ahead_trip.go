@@ -46,7 +46,7 @@ func (t *aheadTrip) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 	for i := range t.reads {
 		rd := &t.reads[i]
 		timeoutMS := rd.opts.Timeout.Milliseconds()
-		if _, probing := e.consumers.probe(c); !probing && e.reclaims.Due(timeoutMS, t.at) {
+		if _, probing := e.consumers.Probe(c); !probing && e.reclaims.Due(timeoutMS, t.at) {
 			look, learning := e.firstLookCmds(c, timeoutMS)
 			cmds = append(cmds, look...)
 			rd.look, rd.learning = len(look), learning

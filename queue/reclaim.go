@@ -78,7 +78,7 @@ func (e *engine) reclaimOn(ctx context.Context, worker string, timeoutMS int64, 
 	if err = e.commit(ctx, ModeReclaim, r.wguard, r.attempt); err != nil {
 		return Reclaimed{}, err
 	}
-	e.consumers.created(worker, r.consumers)
+	e.consumers.Created(worker, r.consumers)
 	return r.out, r.corrupt
 }
 
@@ -98,7 +98,7 @@ type reclaimer struct {
 	t         *tx
 	out       Reclaimed
 	corrupt   error    // the outcome is CORRUPT, after what the writes did
-	consumers []Stream // streams whose group the commit makes worker a consumer of
+	consumers []string // the streams (keys) whose group the commit makes worker a consumer of
 }
 
 // look is the attempt's first look: the one given, for the first attempt,
@@ -126,7 +126,7 @@ func (r *reclaimer) attempt(ctx context.Context, c rueidis.DedicatedClient, t *t
 	if !first.anyCand && len(first.looked) == 0 {
 		// Nothing to claim or drop: a walk of both streams that finds
 		// nothing still leaves the worker a consumer of both groups on
-		// some servers (see consumer.go). Creating a consumer twice
+		// some servers (see machinery.ConsumerPolicy). Creating a consumer twice
 		// does nothing, so no guard is needed.
 		_, err := r.bare(r.createConsumer(r.createConsumer(nil, StreamPriority), StreamUnits))
 		return nil, errUnwatched{Err: err}

@@ -21,21 +21,21 @@ type firstLook struct {
 }
 
 // firstLook reads meta's presence (and its guarded mark, for Transition:
-// see guarded_mark.go) and max reclaims, the scans, the
+// see meta.go) and max reclaims, the scans, the
 // entries an earlier first look found and whose units are not known (see
 // entry_units.go), and the server's consumer policy while it is not known
-// (see consumer.go).
+// (see machinery.ConsumerPolicy).
 func (r *reclaimer) firstLook() (firstLook, error) {
 	e, c := r.e, r.c
 	cmds, learning := e.firstLookCmds(c, r.timeoutMS)
-	info, probing := e.consumers.probe(c)
+	info, probing := e.consumers.Probe(c)
 	if probing {
 		cmds = append(cmds, info)
 	}
 	sent := time.Now()
 	res := c.DoMulti(r.ctx, cmds...)
 	if probing {
-		e.consumers.learn(res[len(res)-1])
+		e.consumers.Learn(res[len(res)-1])
 	}
 	return r.parseFirstLook(res, learning, sent)
 }

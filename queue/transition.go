@@ -65,7 +65,7 @@ func (e UnknownModeError) Unwrap() error { return ErrInvalidArgument }
 // Publish marks its builds: on a build without the mark every mode but the
 // prebuilt events is refused with ErrUnguarded, writing nothing, since its
 // other callers may be the script, which writes none of the guards hopper
-// is fenced on (see guarded_mark.go). A fenced mode naming another unit
+// is fenced on (see meta.go). A fenced mode naming another unit
 // than the one its entry carries is refused with ErrInvalidArgument (see
 // entryUnitCheck in reservation.go). Calls on the same client, keys and ttl_ms share
 // one Build (see build_cache.go), and with it its batches. It is safe for

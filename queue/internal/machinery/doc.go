@@ -3,7 +3,8 @@
 // needs the build's key layout: the server-anchored Clock, the per-worker
 // Slots that hold kept reads and kept watches, the paces that decide when
 // keeping reads or looking for idle entries pays (KeptPace, ReclaimPace),
-// and the memory of the worker guards a Build wrote (GuardMemo).
+// the memory of the worker guards a Build wrote (GuardMemo), and what
+// the server does with consumers (ConsumerPolicy).
 //
 // Each piece has an off switch, set by the inline engine, under which it
 // keeps and learns nothing. None decides a transition: what they hold

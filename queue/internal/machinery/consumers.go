@@ -1,4 +1,4 @@
-package queue
+package machinery
 
 import (
 	"strconv"
@@ -34,12 +34,14 @@ import (
 // the worker's next read of the stream or claim, not by a reclaim that
 // finds nothing.
 
-// consumerPolicy is what a build knows of its server's consumer creation and
+// ConsumerPolicy is what a build knows of its server's consumer creation and
 // of which workers it has already created.
-type consumerPolicy struct {
+type ConsumerPolicy struct {
 	learnt  atomic.Int32 // 0 unknown, 1 lazy (claim only), 2 eager (every call)
 	noHello atomic.Bool  // HELLO was refused: ask INFO server instead
 	known   sync.Map     // consumerKey -> struct{}: consumers this build created
+	// Off: the inline engine's: nothing is remembered of who was created.
+	Off bool
 }
 
 const (
@@ -48,14 +50,11 @@ const (
 	consumersEager
 )
 
-type consumerKey struct {
-	stream Stream
-	worker string
-}
+type consumerKey struct{ stream, worker string }
 
-// probe returns HELLO, or INFO server once HELLO was refused, when the
+// Probe returns HELLO, or INFO server once HELLO was refused, when the
 // policy is still to be learnt.
-func (p *consumerPolicy) probe(c rueidis.DedicatedClient) (rueidis.Completed, bool) {
+func (p *ConsumerPolicy) Probe(c rueidis.DedicatedClient) (rueidis.Completed, bool) {
 	switch {
 	case p.learnt.Load() != consumersUnknown:
 		return rueidis.Completed{}, false
@@ -65,11 +64,11 @@ func (p *consumerPolicy) probe(c rueidis.DedicatedClient) (rueidis.Completed, bo
 	return c.B().Hello().Build(), true
 }
 
-// learn reads the probe's reply. A failed read (the connection) leaves the
+// Learn reads the probe's reply. A failed read (the connection) leaves the
 // policy unknown, to be asked again; a refused HELLO, or one without a
 // version, turns to INFO; a refused INFO, or one without a version (an
 // embedded or compatible server), is taken as lazy.
-func (p *consumerPolicy) learn(r rueidis.RedisResult) {
+func (p *ConsumerPolicy) Learn(r rueidis.RedisResult) {
 	if !p.noHello.Load() {
 		p.learnHello(r)
 		return
@@ -84,7 +83,7 @@ func (p *consumerPolicy) learn(r rueidis.RedisResult) {
 	p.store(eagerConsumers(text))
 }
 
-func (p *consumerPolicy) learnHello(r rueidis.RedisResult) {
+func (p *ConsumerPolicy) learnHello(r rueidis.RedisResult) {
 	fields, err := r.AsStrMap()
 	if err != nil {
 		if r.NonRedisError() == nil {
@@ -100,7 +99,7 @@ func (p *consumerPolicy) learnHello(r rueidis.RedisResult) {
 	p.store(atLeast72(v))
 }
 
-func (p *consumerPolicy) store(eager bool) {
+func (p *ConsumerPolicy) store(eager bool) {
 	if eager {
 		p.learnt.Store(consumersEager)
 	} else {
@@ -135,21 +134,24 @@ func atLeast72(version string) bool {
 	return major > 7 || major == 7 && minor >= 2
 }
 
-// create returns the XGROUP CREATECONSUMER that stands for an XAUTOCLAIM
-// of stream by worker, or nothing when the server would not have
-// created the consumer or this build already has.
-func (p *consumerPolicy) create(c rueidis.DedicatedClient, k Keys, s Stream, worker string) (rueidis.Completed, bool) {
+// Create returns the XGROUP CREATECONSUMER of group that stands for an
+// XAUTOCLAIM of stream by worker, or nothing when the server would not
+// have created the consumer or this build already has.
+func (p *ConsumerPolicy) Create(c rueidis.DedicatedClient, stream, group, worker string) (rueidis.Completed, bool) {
 	if p.learnt.Load() != consumersEager {
 		return rueidis.Completed{}, false
 	}
-	if _, ok := p.known.Load(consumerKey{s, worker}); ok {
+	if _, ok := p.known.Load(consumerKey{stream, worker}); ok {
 		return rueidis.Completed{}, false
 	}
-	return c.B().XgroupCreateconsumer().Key(k.stream(s)).Group(Group).Consumer(worker).Build(), true
+	return c.B().XgroupCreateconsumer().Key(stream).Group(group).Consumer(worker).Build(), true
 }
 
-// created records that worker is now a consumer of each of streams.
-func (p *consumerPolicy) created(worker string, streams []Stream) {
+// Created records that worker is now a consumer of each of streams.
+func (p *ConsumerPolicy) Created(worker string, streams []string) {
+	if p.Off {
+		return
+	}
 	for _, s := range streams {
 		p.known.Store(consumerKey{s, worker}, struct{}{})
 	}

@@ -58,6 +58,18 @@ func bulks(vals ...string) rueidis.RedisMessage {
 	return mock.RedisArray(msgs...)
 }
 
+// hmgetReply is an HMGET reply of vals, "" for a missing field.
+func hmgetReply(vals ...string) rueidis.RedisMessage {
+	msgs := make([]rueidis.RedisMessage, len(vals))
+	for i, v := range vals {
+		msgs[i] = mock.RedisString(v)
+		if v == "" {
+			msgs[i] = mock.RedisNil()
+		}
+	}
+	return mock.RedisArray(msgs...)
+}
+
 // pendingAt is one row of an extended XPENDING reply.
 type pendingAt struct {
 	id, consumer         string

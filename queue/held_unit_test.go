@@ -72,7 +72,7 @@ func hmgetReply(vals ...string) rueidis.RedisMessage {
 
 // pendingAt is one row of an extended XPENDING reply.
 type pendingAt struct {
-	id, consumer         string
+	id, consumer       string
 	idleMS, deliveries int64
 }
 

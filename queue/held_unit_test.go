@@ -25,7 +25,10 @@ var replayKeys = BuildKeys(buildID)
 var w1u1 = Reservation{WorkerID: "w1", Stream: StreamUnits, EntryID: "1-0", UnitID: "u1", UnitType: "file", DeliveryCount: 1}
 
 // heldUnit records the replies of that build, and opens it.
-func heldUnit(t *testing.T) (*replay, *Build) {
+func heldUnit(t *testing.T) (*replay, *Build) { return heldUnitWith(t, Options{}) }
+
+// heldUnitWith is heldUnit, the build opened with opts.
+func heldUnitWith(t *testing.T, opts Options) (*replay, *Build) {
 	r := newReplay(t)
 	r.on("HEXISTS "+replayKeys.Meta+" state", mock.RedisInt64(1))
 	r.onFunc("HMGET "+replayKeys.Workers, each(heldRecord))
@@ -33,7 +36,7 @@ func heldUnit(t *testing.T) (*replay, *Build) {
 	r.on("XPENDING "+replayKeys.Units+" workers 1-0 1-0 1", pendingReply(pendingAt{"1-0", "w1", 5, 1}))
 	r.on("XRANGE "+replayKeys.Units+" 1-0 1-0", entryReply("1-0", "id", "u1", "type", "file"))
 	r.on("HMGET "+replayKeys.Meta+" max_requeues", bulks("2", "0.5", "10", "0"))
-	b, err := Open(r, buildID, Options{})
+	b, err := Open(r, buildID, opts)
 	require.NoError(t, err)
 	return r, b
 }

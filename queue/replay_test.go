@@ -2,6 +2,7 @@ package queue
 
 import (
 	"context"
+	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -27,6 +28,7 @@ type replay struct {
 	sent    []string   // every command, in order
 	commits [][]string // the commands of each MULTI whose EXEC applied
 	aborts  int        // EXECs still to abort (a nil reply)
+	lost    int        // EXECs still to lose with the connection, unapplied
 }
 
 type recordedReply struct {
@@ -92,7 +94,7 @@ func fallback(words []string) rueidis.RedisResult {
 			nils[i] = mock.RedisNil()
 		}
 		return mock.Result(mock.RedisArray(nils...))
-	case "HGET", "GET", "XREADGROUP":
+	case "HGET", "GET", "XREADGROUP", "ZSCORE":
 		return mock.Result(mock.RedisNil())
 	case "HEXISTS", "EXISTS":
 		return mock.Result(mock.RedisInt64(0))
@@ -139,6 +141,10 @@ func (r *replay) exec(queued []string) rueidis.RedisResult {
 	if r.aborts > 0 {
 		r.aborts--
 		return mock.Result(mock.RedisNil())
+	}
+	if r.lost > 0 {
+		r.lost--
+		return mock.ErrorResult(io.ErrUnexpectedEOF)
 	}
 	r.commits = append(r.commits, queued)
 	oks := make([]rueidis.RedisMessage, len(queued))

@@ -27,6 +27,7 @@ type replay struct {
 	replies []recordedReply
 	sent    []string   // every command, in order
 	commits [][]string // the commands of each MULTI whose EXEC applied
+	applied [][]string // the words of every command an EXEC applied
 	aborts  int        // EXECs still to abort (a nil reply)
 	lost    int        // EXECs still to lose with the connection, unapplied
 }
@@ -110,7 +111,7 @@ func fallback(words []string) rueidis.RedisResult {
 // EXEC applies it (or aborts, while aborts lasts).
 func (r *replay) do(cmds []rueidis.Completed) []rueidis.RedisResult {
 	res := make([]rueidis.RedisResult, len(cmds))
-	var queued []string
+	var queued [][]string
 	inMulti := false
 	for i, cmd := range cmds {
 		words := cmd.Commands()
@@ -126,7 +127,7 @@ func (r *replay) do(cmds []rueidis.Completed) []rueidis.RedisResult {
 			inMulti = false
 			res[i] = r.exec(queued)
 		case inMulti:
-			queued = append(queued, line)
+			queued = append(queued, words)
 			res[i] = mock.Result(mock.RedisString("QUEUED"))
 		default:
 			res[i] = r.answer(words)
@@ -135,7 +136,7 @@ func (r *replay) do(cmds []rueidis.Completed) []rueidis.RedisResult {
 	return res
 }
 
-func (r *replay) exec(queued []string) rueidis.RedisResult {
+func (r *replay) exec(queued [][]string) rueidis.RedisResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.aborts > 0 {
@@ -146,7 +147,12 @@ func (r *replay) exec(queued []string) rueidis.RedisResult {
 		r.lost--
 		return mock.ErrorResult(io.ErrUnexpectedEOF)
 	}
-	r.commits = append(r.commits, queued)
+	lines := make([]string, len(queued))
+	for i, words := range queued {
+		lines[i] = strings.Join(words, " ")
+	}
+	r.commits = append(r.commits, lines)
+	r.applied = append(r.applied, queued...)
 	oks := make([]rueidis.RedisMessage, len(queued))
 	for i := range oks {
 		oks[i] = mock.RedisString("OK")
@@ -168,6 +174,21 @@ func (r *replay) lastCommit() []string {
 		return nil
 	}
 	return c[len(c)-1]
+}
+
+// hashWritten is what the applied HSETs wrote to key, field by field.
+func (r *replay) hashWritten(key string) map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]string{}
+	for _, words := range r.applied {
+		if words[0] == "HSET" && words[1] == key {
+			for i := 2; i+1 < len(words); i += 2 {
+				out[words[i]] = words[i+1]
+			}
+		}
+	}
+	return out
 }
 
 // sentLines returns every command sent so far.

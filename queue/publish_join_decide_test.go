@@ -114,7 +114,9 @@ func TestJoinRefusals(t *testing.T) {
 		opts  JoinOptions
 		want  error
 	}{
-		{"another suite", func(r *replay) { r.on("HGETALL "+replayKeys.Meta, hashReply(publishedBy(t, other, "w0:0123456789abcdef"))) },
+		{"another suite", func(r *replay) {
+			r.on("HGETALL "+replayKeys.Meta, hashReply(publishedBy(t, other, "w0:0123456789abcdef")))
+		},
 			JoinOptions{}, ErrFingerprintMismatch},
 		{"published in failure mode", func(r *replay) { r.on("HGETALL "+replayKeys.Meta, hashReply(failed)) }, JoinOptions{}, ErrInitFailed},
 		{"burnt", func(r *replay) { r.on("EXISTS "+replayKeys.Exists, mock.RedisInt64(1)) }, JoinOptions{}, ErrBuildBurnt},

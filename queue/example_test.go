@@ -15,16 +15,22 @@ import (
 // The examples need a Redis server: they are compiled by go vet and go
 // test, never run.
 
+// connect returns a client of the Redis the examples use.
+func connect() rueidis.Client {
+	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
+	if err != nil {
+		log.Fatal(err)
+	}
+	return client
+}
+
 // A worker's life on one build: join it (publishing it when first), then
 // reserve, heartbeat and finalize units until every unit is final. An
 // ErrStale means another worker took the unit over: its result is
 // dropped, never written.
 func Example_worker() {
 	ctx := context.Background()
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
-	if err != nil {
-		log.Fatal(err)
-	}
+	client := connect()
 	defer client.Close()
 	b, err := queue.Open(client, "build-42", queue.Options{})
 	if err != nil {
@@ -77,10 +83,7 @@ func Example_worker() {
 // reclaim on its own.
 func ExampleBuild_Reclaim() {
 	ctx := context.Background()
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
-	if err != nil {
-		log.Fatal(err)
-	}
+	client := connect()
 	defer client.Close()
 	b, err := queue.Open(client, "build-42", queue.Options{})
 	if err != nil {
@@ -109,10 +112,7 @@ func ExampleBuild_Reclaim() {
 // errors.
 func ExampleTransition() {
 	ctx := context.Background()
-	client, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: []string{"127.0.0.1:6379"}})
-	if err != nil {
-		log.Fatal(err)
-	}
+	client := connect()
 	defer client.Close()
 	keys := []string{
 		"hopper:{build-42}:units", "hopper:{build-42}:units:priority", "hopper:{build-42}:attempts",

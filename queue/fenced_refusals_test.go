@@ -35,6 +35,20 @@ var fencedCalls = []fencedCall{
 // that cannot be decoded is reported as it is.
 var errDecodes = errors.New("a decoding error")
 
+// assertRefused checks that err is the refusal want (errDecodes: an
+// error that is no sentinel), and that nothing was committed.
+func assertRefused(t *testing.T, r *replay, err, want error, msgs ...any) {
+	t.Helper()
+	if want != errDecodes {
+		assert.ErrorIs(t, err, want, msgs...)
+	} else if assert.Error(t, err, msgs...) {
+		for _, s := range []error{ErrStale, ErrCorrupt, ErrInvalidArgument} {
+			assert.NotErrorIs(t, err, s, msgs...)
+		}
+	}
+	assert.Empty(t, r.committed(), "a refusal writes nothing")
+}
+
 // Every fenced transition refuses, writing nothing, what its reads say it
 // must: the checks come in their fixed order (docs/design.md#transitions),
 // and the heartbeat alone decides on the pending row without the unit's
@@ -79,20 +93,12 @@ func TestFencedRefusals(t *testing.T) {
 					want = c.want
 				}
 				err := f.call(context.Background(), b, w1u1)
-				switch want {
-				case nil:
+				if want == nil {
 					assert.NoError(t, err)
 					assert.Len(t, r.committed(), 1)
 					return
-				case errDecodes:
-					assert.Error(t, err)
-					for _, s := range []error{ErrStale, ErrCorrupt, ErrInvalidArgument} {
-						assert.NotErrorIs(t, err, s)
-					}
-				default:
-					assert.ErrorIs(t, err, want)
 				}
-				assert.Empty(t, r.committed(), "a refusal writes nothing")
+				assertRefused(t, r, err, want)
 			})
 		}
 	}

@@ -44,14 +44,7 @@ func TestLivenessRefusals(t *testing.T) {
 	for _, c := range cases {
 		r, b := heldUnit(t)
 		c.world(r)
-		err := b.Liveness(context.Background(), "w1", "")
-		if c.want == errDecodes {
-			assert.Error(t, err, c.name)
-			assert.NotErrorIs(t, err, ErrCorrupt, c.name)
-		} else {
-			assert.ErrorIs(t, err, c.want, c.name)
-		}
-		assert.Empty(t, r.committed(), c.name)
+		assertRefused(t, r, b.Liveness(context.Background(), "w1", ""), c.want, c.name)
 	}
 	r, b := heldUnit(t)
 	assert.ErrorIs(t, b.Liveness(context.Background(), "", ""), ErrInvalidArgument)
@@ -59,16 +52,23 @@ func TestLivenessRefusals(t *testing.T) {
 	assert.Empty(t, r.sentLines())
 }
 
+// reserveNothingTwice has w1 reserve and find nothing twice: the first
+// marks it idle, so that the second's blocking read keeps a watch.
+func reserveNothingTwice(t *testing.T, b *Build) {
+	t.Helper()
+	for range 2 {
+		rs, err := b.ReserveBatch(context.Background(), "w1", 1, ReserveOptions{})
+		require.NoError(t, err)
+		require.Empty(t, rs)
+	}
+}
+
 // An idle worker's blocking read carries Liveness's WATCH and reads; its
 // Liveness then commits on them, in one round trip.
 func TestLivenessCommitsOnTheIdleReadsWatch(t *testing.T) {
 	r, b := heldUnit(t)
 	ctx := context.Background()
-	for range 2 { // the first read that gives nothing marks the worker idle
-		rs, err := b.ReserveBatch(ctx, "w1", 1, ReserveOptions{})
-		require.NoError(t, err)
-		require.Empty(t, rs)
-	}
+	reserveNothingTwice(t, b)
 	before := len(r.sentLines())
 	require.NoError(t, b.Liveness(ctx, "w1", ""))
 	sent := r.sentLines()[before:]
@@ -91,11 +91,7 @@ func TestLivenessNeverRefusesOnKeptReads(t *testing.T) {
 		return mock.Result(mock.RedisInt64(1))
 	})
 	ctx := context.Background()
-	for range 2 {
-		rs, err := b.ReserveBatch(ctx, "w1", 1, ReserveOptions{})
-		require.NoError(t, err)
-		require.Empty(t, rs)
-	}
+	reserveNothingTwice(t, b)
 	before := len(r.sentLines())
 	require.NoError(t, b.Liveness(ctx, "w1", ""))
 	sent := r.sentLines()[before:]

@@ -219,3 +219,21 @@ func mustScriptKeys(t *testing.T) Keys {
 	require.NoError(t, err)
 	return k
 }
+
+// The publisher may queue the units in an order of its own (its
+// timings'); meta keeps the manifest's.
+func TestPublishServeOrder(t *testing.T) {
+	r, b := unpublished(t)
+	l, _, err := b.TryLease(context.Background(), "w1", 0)
+	require.NoError(t, err)
+	m := suite
+	m.Serve = []string{"./db", "./api"}
+	require.NoError(t, b.Publish(context.Background(), l, m, 0))
+	assert.Equal(t, []string{"XADD hopper:{b}:units * id ./db type file", "XADD hopper:{b}:units * id ./api type file"},
+		withPrefix(r.lastCommit(), "XADD"))
+	assert.Equal(t, `["./api","./db"]`, r.hashWritten(replayKeys.Meta)[metaUnitIDs])
+	for _, serve := range [][]string{{"./db"}, {"./db", "./web"}, {"./db", "./db"}} {
+		m.Serve = serve
+		assert.ErrorIs(t, b.Publish(context.Background(), l, m, 0), ErrInvalidArgument, "%q", serve)
+	}
+}

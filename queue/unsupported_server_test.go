@@ -17,7 +17,9 @@ func TestUnsupportedServer(t *testing.T) {
 		world func(r *replay)
 		want  error
 	}{
-		{"WATCH refused", func(r *replay) { r.on("WATCH", mock.RedisError("ERR unknown command 'watch', with args beginning with:")) },
+		{"WATCH refused", func(r *replay) {
+			r.on("WATCH", mock.RedisError("ERR unknown command 'watch', with args beginning with:"))
+		},
 			ErrUnsupportedServer},
 		{"hung up on WATCH after answering a read", func(r *replay) { r.onResult("WATCH", mock.ErrorResult(io.EOF)) },
 			ErrUnsupportedServer},

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -101,6 +102,12 @@ func withPrefix(cmds []string, prefix string) []string {
 		}
 	}
 	return out
+}
+
+// indexWithPrefix is the index of the first of cmds that starts with
+// prefix; -1: none.
+func indexWithPrefix(cmds []string, prefix string) int {
+	return slices.IndexFunc(cmds, func(c string) bool { return strings.HasPrefix(c, prefix) })
 }
 
 // eventOf decodes the one event a commit appends to the attempt log.

@@ -26,15 +26,6 @@ func assertFinalized(t *testing.T, commit []string) {
 	assert.Empty(t, withPrefix(commit, "XADD "+replayKeys.Priority), "nothing put back")
 }
 
-func indexWithPrefix(cmds []string, prefix string) int {
-	for i, c := range cmds {
-		if len(c) >= len(prefix) && c[:len(prefix)] == prefix {
-			return i
-		}
-	}
-	return -1
-}
-
 func TestFinalizeWrites(t *testing.T) {
 	r, b := heldUnit(t)
 	res := Result{Outcome: events.OutcomeFailed, DurationMS: 12.5, Reason: "test_failure", Errors: json.RawMessage(`[{"class":"E"}]`),

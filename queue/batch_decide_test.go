@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/hopper-queue/hopper/events"
 	"github.com/redis/rueidis"
@@ -42,6 +41,7 @@ func reservationOf(n int) Reservation {
 // others' writes merged, the build's TTLs renewed once; two requeues of
 // one batch take consecutive ids off one tail.
 func TestBatchSharesOneTransaction(t *testing.T) {
+	onDefaultEngine(t)
 	r, b := heldByMany(t)
 	r.on("XPENDING "+replayKeys.Units+" workers 6-0", pendingReply(pendingAt{"6-0", "w9", 0, 2}))
 	gate, arrived := make(chan struct{}), make(chan struct{}, maxLanes)
@@ -61,12 +61,13 @@ func TestBatchSharesOneTransaction(t *testing.T) {
 	}
 	var out5, out7 Requeued
 	var err5, err6, err7 error
-	queued.Go(func() { out5, err5 = b.Requeue(ctx, reservationOf(5), Result{}, Budgets{}) })
-	waitQueued(t, b, "w5")
-	queued.Go(func() { err6 = b.Finalize(ctx, reservationOf(6), Result{Outcome: events.OutcomePassed}) })
-	waitQueued(t, b, "w6")
-	queued.Go(func() { out7, err7 = b.Requeue(ctx, reservationOf(7), Result{}, Budgets{}) })
-	waitQueued(t, b, "w7")
+	c5, c6, c7 := waiting(), waiting(), waiting()
+	queued.Go(func() { out5, err5 = b.Requeue(c5, reservationOf(5), Result{}, Budgets{}) })
+	<-c5.queued
+	queued.Go(func() { err6 = b.Finalize(c6, reservationOf(6), Result{Outcome: events.OutcomePassed}) })
+	<-c6.queued
+	queued.Go(func() { out7, err7 = b.Requeue(c7, reservationOf(7), Result{}, Budgets{}) })
+	<-c7.queued
 	close(gate)
 	lanes.Wait()
 	queued.Wait()
@@ -96,21 +97,20 @@ func TestBatchSharesOneTransaction(t *testing.T) {
 	assert.Len(t, withPrefix(batch, "ZADD "), 2, "each writer's guard has the token")
 }
 
-// waitQueued waits until the Build has seen worker call a transition,
-// and a moment more for the call to queue behind the lanes: there is no
-// I/O in between.
-func waitQueued(t *testing.T, b *Build, worker string) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		b.kept.mu.Lock()
-		seen := b.kept.pace.workers[worker] != nil
-		b.kept.mu.Unlock()
-		if seen {
-			time.Sleep(10 * time.Millisecond)
-			return
-		}
-		require.True(t, time.Now().Before(deadline), "%s never called", worker)
-		time.Sleep(time.Millisecond)
-	}
+// queuedContext is a caller's context that tells, by closing queued,
+// when its Done is first asked for: a transition asks for it first when
+// it waits for a lane.
+type queuedContext struct {
+	context.Context
+	once   sync.Once
+	queued chan struct{}
+}
+
+func waiting() *queuedContext {
+	return &queuedContext{Context: context.Background(), queued: make(chan struct{})}
+}
+
+func (c *queuedContext) Done() <-chan struct{} {
+	c.once.Do(func() { close(c.queued) })
+	return c.Context.Done()
 }

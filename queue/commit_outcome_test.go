@@ -72,6 +72,7 @@ func TestLostReplyUnresolved(t *testing.T) {
 // A worker's kept reads back its next transition's commit: the finalize
 // after a heartbeat commits in one round trip.
 func TestKeptReadsBackTheNextCommit(t *testing.T) {
+	onDefaultEngine(t)
 	r, b := heldUnit(t)
 	ctx := context.Background()
 	require.NoError(t, b.Heartbeat(ctx, w1u1))
@@ -86,6 +87,7 @@ func TestKeptReadsBackTheNextCommit(t *testing.T) {
 // lost its entry, or that meta is gone, reads again and decides on what
 // it reads then.
 func TestKeptReadsNeverRefuse(t *testing.T) {
+	onDefaultEngine(t)
 	cases := []struct {
 		name  string
 		read  string // the read whose second reply, the kept one, refuses

@@ -31,6 +31,9 @@ var fencedCalls = []fencedCall{
 	{ModeAbandoned, func(ctx context.Context, b *Build, r Reservation) error { return b.Abandon(ctx, r, 99) }},
 }
 
+// engines are the engines a decision must be taken alike on.
+var engines = []Engine{EngineDefault, EngineInline}
+
 // errDecodes stands for an error that is none of the sentinels: a record
 // that cannot be decoded is reported as it is.
 var errDecodes = errors.New("a decoding error")
@@ -85,21 +88,23 @@ func TestFencedRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		for _, f := range fencedCalls {
-			t.Run(c.name+"/"+f.mode, func(t *testing.T) {
-				r, b := heldUnit(t)
-				c.world(r)
-				want, ok := c.except[f.mode]
-				if !ok {
-					want = c.want
-				}
-				err := f.call(context.Background(), b, w1u1)
-				if want == nil {
-					assert.NoError(t, err)
-					assert.Len(t, r.committed(), 1)
-					return
-				}
-				assertRefused(t, r, err, want)
-			})
+			for _, e := range engines {
+				t.Run(c.name+"/"+f.mode+"/"+string(e), func(t *testing.T) {
+					r, b := heldUnitWith(t, Options{Engine: e})
+					c.world(r)
+					want, ok := c.except[f.mode]
+					if !ok {
+						want = c.want
+					}
+					err := f.call(context.Background(), b, w1u1)
+					if want == nil {
+						assert.NoError(t, err)
+						assert.Len(t, r.committed(), 1)
+						return
+					}
+					assertRefused(t, r, err, want)
+				})
+			}
 		}
 	}
 }

@@ -66,6 +66,7 @@ func reserveNothingTwice(t *testing.T, b *Build) {
 // An idle worker's blocking read carries Liveness's WATCH and reads; its
 // Liveness then commits on them, in one round trip.
 func TestLivenessCommitsOnTheIdleReadsWatch(t *testing.T) {
+	onDefaultEngine(t)
 	r, b := heldUnit(t)
 	ctx := context.Background()
 	reserveNothingTwice(t, b)
@@ -79,6 +80,7 @@ func TestLivenessCommitsOnTheIdleReadsWatch(t *testing.T) {
 // Reads made before the call may back a commit, never a refusal: kept
 // reads that say meta is gone are read again, and the fresh ones decide.
 func TestLivenessNeverRefusesOnKeptReads(t *testing.T) {
+	onDefaultEngine(t)
 	r, b := heldUnit(t)
 	// Meta is read by the first reservation's reclaim look, then by the
 	// second's priority read, then by its watched units read, whose reads
@@ -118,6 +120,7 @@ func TestAppendPrebuiltWrites(t *testing.T) {
 // worker's guard, and the stale_rejected its worker appends next commits
 // on it in one round trip.
 func TestStaleRejectedCommitsOnTheRefusalsWatch(t *testing.T) {
+	onDefaultEngine(t)
 	r, b := heldUnit(t)
 	r.on("XPENDING "+replayKeys.Units, pendingReply(pendingAt{"1-0", "w2", 0, 2}))
 	ctx := context.Background()

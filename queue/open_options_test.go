@@ -35,10 +35,11 @@ func TestOpenRefusals(t *testing.T) {
 }
 
 func TestOptionsDefaults(t *testing.T) {
+	t.Setenv(engineEnv, "")
 	b, err := Open(newReplay(t), buildID, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, Options{TTL: DefaultTTL, MaxAttempts: DefaultMaxAttempts, BackoffFloor: DefaultBackoffFloor, BackoffCeil: DefaultBackoffCeil,
-		ResolveWait: DefaultResolveWait, ClusterWait: DefaultClusterWait}, b.opts)
+		ResolveWait: DefaultResolveWait, ClusterWait: DefaultClusterWait, Engine: EngineDefault}, b.opts)
 	assert.Equal(t, "14400000", b.ttlText, "sent as whole milliseconds")
 	assert.Equal(t, replayKeys, b.Keys())
 }

@@ -37,6 +37,12 @@ type recordedReply struct {
 	reply  func(words []string) rueidis.RedisResult
 }
 
+// onDefaultEngine marks a test of the default engine's machinery (kept
+// reads and watches, read-ahead, batches, what a Build remembers): it
+// runs on that engine whatever HOPPER_ENGINE says. The other replayed
+// tests are of decisions, which both engines take alike.
+func onDefaultEngine(t *testing.T) { t.Setenv(engineEnv, string(EngineDefault)) }
+
 // buildID is the build every replayed test runs.
 const buildID = "b"
 

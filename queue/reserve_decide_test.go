@@ -67,7 +67,17 @@ func TestReserveTakesANewUnit(t *testing.T) {
 	assert.True(t, priority >= 0 && units > priority, "the priority stream first: %q", sent)
 	assert.Contains(t, sent, readUnits+"1000 STREAMS hopper:{b}:units >", "waiting DefaultBlock")
 	assert.Equal(t, events.TypeDelivered, eventOf(t, r.lastCommit()).Type, "accounted for")
-	assert.Empty(t, withPrefix(sent, "XRANGE hopper:{b}:units 3-0"), "the entry read is known: not ranged again")
+}
+
+// A Build remembers the unit of each entry its workers read: the
+// accounting does not range the entry again.
+func TestReserveRemembersTheEntriesItReads(t *testing.T) {
+	onDefaultEngine(t)
+	r, b := freshUnits(t)
+	_, ok, err := b.Reserve(context.Background(), "w1", ReserveOptions{})
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Empty(t, withPrefix(r.sentLines(), "XRANGE hopper:{b}:units 3-0"))
 }
 
 func TestReserveBatchAccountsForEachEntry(t *testing.T) {
@@ -171,6 +181,7 @@ func TestReserveOptionsDefaults(t *testing.T) {
 // their replies: its entry, pending under the worker already, comes
 // first, with no read of its own.
 func TestReadAheadServesTheNextReservation(t *testing.T) {
+	onDefaultEngine(t)
 	r, b := freshUnits(t)
 	ctx := context.Background()
 	opts := ReserveOptions{ReadAhead: true}

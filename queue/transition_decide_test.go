@@ -20,7 +20,7 @@ func guarded(r *replay) { r.on("HMGET "+replayKeys.Meta+" state guarded", hmgetR
 const staleRejected = `{"type":"stale_rejected","unit_id":"u1","worker_id":"w1"}`
 
 // Transition answers each mode as the transition script does, by the
-// same decisions as the typed API.
+// same decisions as the typed API, on either engine.
 func TestTransitionReplies(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -61,17 +61,20 @@ func TestTransitionReplies(t *testing.T) {
 		{"reclaim none", heldReplay, []string{"reclaim", "w1", "1000", "60000", "3"}, []any{"NONE"}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := c.world(t)
-			got, err := Transition(context.Background(), r, scriptKeys, c.argv)
-			require.NoError(t, err)
-			assert.Equal(t, c.want, got)
-			if got[0] == "STALE" || got[0] == "CORRUPT" || got[0] == "NONE" {
-				assert.Empty(t, r.committed())
-			} else {
-				assert.Contains(t, r.lastCommit(), "PEXPIRE "+replayKeys.Meta+" 1000", "the caller's TTL")
-			}
-		})
+		for _, e := range engines {
+			t.Run(c.name+"/"+string(e), func(t *testing.T) {
+				t.Setenv(engineEnv, string(e)) // Transition's Builds take their engine from there
+				r := c.world(t)
+				got, err := Transition(context.Background(), r, scriptKeys, c.argv)
+				require.NoError(t, err)
+				assert.Equal(t, c.want, got)
+				if got[0] == "STALE" || got[0] == "CORRUPT" || got[0] == "NONE" {
+					assert.Empty(t, r.committed())
+				} else {
+					assert.Contains(t, r.lastCommit(), "PEXPIRE "+replayKeys.Meta+" 1000", "the caller's TTL")
+				}
+			})
+		}
 	}
 }
 
@@ -126,6 +129,7 @@ func TestTransitionRefusesBadCalls(t *testing.T) {
 // Calls on one client, keys and TTL share one Build, and so its memory
 // of the entries its workers read.
 func TestTransitionSharesOneBuild(t *testing.T) {
+	onDefaultEngine(t)
 	r := heldReplay(t)
 	ctx := context.Background()
 	for range 2 {

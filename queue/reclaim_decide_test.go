@@ -154,21 +154,39 @@ func TestReclaimDropsADeletedEntry(t *testing.T) {
 	assert.Empty(t, withPrefix(commit, "XCLAIM"))
 }
 
-// On a server whose XAUTOCLAIM makes its caller a consumer of the group
-// (7.2 and later), a reclaim leaves the groups as one would have: a look
-// that finds nothing still creates the consumer in both, unfenced, once.
-func TestReclaimCreatesConsumersAsXautoclaimWould(t *testing.T) {
+// eagerServer records a server whose XAUTOCLAIM makes its caller a
+// consumer of the group (7.2 and later), on which nothing is pending.
+func eagerServer(t *testing.T) (*replay, *Build) {
 	r, b := idleUnit(t)
 	r.on("HELLO", mock.RedisMap(map[string]rueidis.RedisMessage{"version": mock.RedisString("7.4.0")}))
 	r.on("XPENDING "+replayKeys.Units, pendingReply())
-	for range 2 {
-		out, err := b.Reclaim(context.Background(), "w1", reclaimTimeout, 5)
-		require.NoError(t, err)
-		assert.Equal(t, ReclaimNone, out.Status)
-	}
-	assert.Equal(t, []string{
-		"XGROUP CREATECONSUMER hopper:{b}:units:priority workers w1",
-		"XGROUP CREATECONSUMER hopper:{b}:units workers w1",
-	}, withPrefix(r.sentLines(), "XGROUP"), "once per stream")
+	return r, b
+}
+
+// consumersCreated are the creations a reclaim by w1 sends, in order.
+var consumersCreated = []string{
+	"XGROUP CREATECONSUMER hopper:{b}:units:priority workers w1",
+	"XGROUP CREATECONSUMER hopper:{b}:units workers w1",
+}
+
+// On such a server a reclaim leaves the groups as one would have: a look
+// that finds nothing still creates the consumer in both, unfenced.
+func TestReclaimCreatesConsumersAsXautoclaimWould(t *testing.T) {
+	r, b := eagerServer(t)
+	out, err := b.Reclaim(context.Background(), "w1", reclaimTimeout, 5)
+	require.NoError(t, err)
+	assert.Equal(t, ReclaimNone, out.Status)
+	assert.Equal(t, consumersCreated, withPrefix(r.sentLines(), "XGROUP"))
 	assert.Empty(t, r.committed(), "no commit")
+}
+
+// A Build creates each consumer once.
+func TestReclaimRemembersTheConsumersItCreated(t *testing.T) {
+	onDefaultEngine(t)
+	r, b := eagerServer(t)
+	for range 2 {
+		_, err := b.Reclaim(context.Background(), "w1", reclaimTimeout, 5)
+		require.NoError(t, err)
+	}
+	assert.Equal(t, consumersCreated, withPrefix(r.sentLines(), "XGROUP"))
 }

@@ -23,7 +23,7 @@ func timeReply(ms int64) rueidis.RedisResult {
 func clockedBuild(t *testing.T, mono *time.Duration) (*Build, *mock.Client) {
 	t.Helper()
 	client := mock.NewClient(gomock.NewController(t))
-	b, err := Open(client, "clock-test", Options{})
+	b, err := Open(client, "clock-test", Options{Engine: EngineDefault})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func TestWatchedReadKeepsWhatItDelivered(t *testing.T) {
 	ctrl := gomock.NewController(t)
 	client := mock.NewClient(ctrl)
 	conn := mock.NewDedicatedClient(ctrl)
-	b, err := Open(client, "watched-read", Options{})
+	b, err := Open(client, "watched-read", Options{Engine: EngineDefault})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,11 +70,12 @@ var commands = map[string]struct {
 	run   func(*app, []string) error
 	usage string
 }{
-	"work":   {(*app).work, workUsage},
-	"run":    {(*app).run, runUsage},
-	"report": {(*app).report, reportUsage},
-	"status": {(*app).status, statusUsage},
-	"events": {(*app).events, eventsUsage},
+	"work":    {(*app).work, workUsage},
+	"run":     {(*app).run, runUsage},
+	"report":  {(*app).report, reportUsage},
+	"status":  {(*app).status, statusUsage},
+	"events":  {(*app).events, eventsUsage},
+	"version": {(*app).version, versionUsage},
 }
 
 // Main runs hopper with args (the program name left out) and returns the
@@ -86,6 +87,8 @@ func Main(args []string, env Env, s Streams) int {
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case "--version", "-version":
+		name = "version"
 	case "-h", "--help", "help":
 		if len(rest) > 0 {
 			// The help of a misspelled command is refused as the command

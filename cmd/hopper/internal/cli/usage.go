@@ -16,6 +16,8 @@ Usage:
   hopper report [flags]     wait for the build, print its verdict, exit 0/1/2/3
   hopper status [flags]     a live view of a build while it runs
   hopper events [flags]     the build's attempt log as JSON lines
+  hopper version            hopper's version, VCS revision and Go version
+                            (also --version)
 
 COMMAND runs once per attempt at a unit, with every {unit} in its arguments
 replaced by the unit id, and HOPPER_UNIT, HOPPER_BUILD_ID, HOPPER_WORKER_ID and
@@ -168,6 +170,12 @@ Flags:
                  [HOPPER_REDIS_URL, REDIS_URL]
   --follow, -f   keep following the log
 ` + redisForms
+
+const versionUsage = `Usage: hopper version (or hopper --version)
+
+Prints hopper's module version, the VCS revision it was built from (marked
+"modified" when the checkout had changes) and the Go version that built it.
+`
 
 // redisForms ends the help of every command that takes --redis: the forms
 // redisOption reads.

@@ -210,7 +210,7 @@ func TestReportIncompleteAfterTheTimeout(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, err)
 	assert.Equal(t, report.VerdictIncomplete, r.Verdict)
-	assert.Equal(t, "incomplete: 0 of 1 units finalized after 0.5s (--timeout)", r.Headline)
+	assert.Equal(t, "incomplete: 0 of 1 units finalized after 0.5s (--wait)", r.Headline)
 	assert.Equal(t, []string{"never finalized: a (last worker w1)"}, r.Details)
 }
 

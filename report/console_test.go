@@ -41,7 +41,7 @@ func TestConsoleIncomplete(t *testing.T) {
 	var out strings.Builder
 	require.NoError(t, report.Judge(obs, report.Options{}).WriteConsole(&out))
 	want := `report: build b1: incomplete
-  incomplete: 0 of 2 units finalized after 1080s (--timeout)
+  incomplete: 0 of 2 units finalized after 1080s (--wait)
   units: 2 total, 0 finalized; examples: 2 selected
   never finalized: a (last worker w1)
   never finalized: b (never delivered)

@@ -187,7 +187,7 @@ func (r *Report) decide(o Observation, opts Options) (Verdict, string, []string)
 			head = fmt.Sprintf("incomplete: workers inactive for %s (--inactive-timeout %s); %s",
 				seconds(o.Stall.Idle.Round(time.Second)), seconds(opts.InactiveTimeout), r.gap())
 		} else {
-			head = fmt.Sprintf("incomplete: %s after %s (--timeout)", r.gap(), seconds(opts.Timeout))
+			head = fmt.Sprintf("incomplete: %s after %s (--wait)", r.gap(), seconds(opts.Timeout))
 		}
 		return VerdictIncomplete, head, r.unfinalizedLines()
 	}

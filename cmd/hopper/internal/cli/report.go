@@ -13,7 +13,7 @@ import (
 func (a *app) report(args []string) error {
 	f := newFlagSet("report")
 	tf := addTargetFlags(f)
-	timeout := f.String("timeout", secondsText(report.DefaultTimeout))
+	wait := addWaitFlag(f)
 	initTimeout := f.String("init-timeout", secondsText(report.DefaultInitTimeout))
 	inactive := f.String("inactive-timeout", secondsText(report.DefaultInactiveTimeout))
 	of := addOutputFlags(f)
@@ -23,7 +23,7 @@ func (a *app) report(args []string) error {
 	}
 	var c checks
 	var opts report.Options
-	c.seconds(&opts.Timeout, "timeout", *timeout)
+	wait.resolve(f, &c, &opts.Timeout, a.s.Stderr, a.name)
 	c.seconds(&opts.InitTimeout, "init-timeout", *initTimeout)
 	c.seconds(&opts.InactiveTimeout, "inactive-timeout", *inactive)
 	outs := of.resolve(&c)

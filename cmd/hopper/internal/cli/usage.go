@@ -129,7 +129,8 @@ Flags:
   --build ID                 build id [HOPPER_BUILD_ID, then the CI's]
   --redis URL                the Redis or Redis Cluster (forms below)
                              [HOPPER_REDIS_URL, REDIS_URL]
-  --timeout SECONDS          wait for completion (default 1080)
+  --wait SECONDS             wait for completion (default 1080); --timeout is
+                             its old name, deprecated: it warns
   --init-timeout SECONDS     wait for the build to appear (default 300)
   --inactive-timeout SECONDS give up when no worker was seen this long (default 300)
   --summary-out FILE         JSON summary

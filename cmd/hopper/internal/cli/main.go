@@ -13,15 +13,17 @@ import (
 	"syscall"
 
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/attempt"
+	"github.com/hopper-queue/hopper/report"
 )
 
-// Exit codes (docs/cli.md#exit-codes).
+// Exit codes (docs/cli.md#exit-codes): the report's, which is where they
+// are defined once.
 const (
-	exitOK             = 0
-	exitTestFailure    = 1
-	exitInfrastructure = 2
-	exitIncomplete     = 3
-	exitAborted        = 4
+	exitOK             = report.ExitOK
+	exitTestFailure    = report.ExitTestFailure
+	exitInfrastructure = report.ExitInfrastructure
+	exitIncomplete     = report.ExitIncomplete
+	exitAborted        = report.ExitAborted
 )
 
 // Streams are the process's standard files and signals.

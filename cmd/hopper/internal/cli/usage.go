@@ -120,10 +120,11 @@ Flags:
 const reportUsage = `Usage: hopper report [flags]
 
 Waits for the build to be published and for every unit to be finalized, reads
-its attempt log, prints the verdict and exits with its code: 0 passed,
-1 failed (a unit failed, or too few examples), 2 infrastructure (no build,
-Redis unreachable), 3 incomplete (units never finalized, state expired,
-publishing failed). It only reads.
+its attempt log, prints the verdict and exits with its code (0 passed,
+1 failed, 2 infrastructure, 3 incomplete): failed when a unit failed or too
+few examples ran, infrastructure when there is no build or Redis cannot be
+read, incomplete when units were never finalized, the state expired or
+publishing failed. It only reads.
 
 Flags:
   --build ID                 build id [HOPPER_BUILD_ID, then the CI's]

@@ -465,7 +465,7 @@ func TestUnreachableRedis(t *testing.T) {
 		code, out, errs := hopper(t, t.TempDir(), baseEnv(), args...)
 		assert.Equal(t, 2, code, "%v: %s", args, errs)
 		assert.Empty(t, out)
-		assert.Regexp(t, `^hopper `+args[0]+`: cannot reach Redis at redis://127.0.0.1:1: .*connection refused\n$`, errs)
+		assert.Regexp(t, `^hopper `+args[0]+`: cannot reach Redis at redis://127.0.0.1:1 \(from --redis\): .*connection refused\n$`, errs)
 	}
 }
 

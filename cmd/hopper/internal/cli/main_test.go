@@ -96,7 +96,7 @@ func TestUnreachableRedis(t *testing.T) {
 		assert.Equal(t, 2, code, "%v", cmd)
 		assert.Empty(t, out)
 		assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
-		assert.Contains(t, errs, "hopper "+cmd[0]+": cannot reach Redis at redis://127.0.0.1:1: ")
+		assert.Contains(t, errs, "hopper "+cmd[0]+": cannot reach Redis at redis://127.0.0.1:1 (from --redis): ")
 		assert.Contains(t, errs, "connection refused")
 	}
 }

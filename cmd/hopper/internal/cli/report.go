@@ -38,6 +38,7 @@ func (a *app) report(args []string) error {
 	if err != nil {
 		return err
 	}
+	a.announce(t)
 	defer client.Close()
 	return exitCode(a.judge(client, t.BuildID, outs, opts))
 }

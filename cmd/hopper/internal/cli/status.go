@@ -33,6 +33,7 @@ func (a *app) status(args []string) error {
 	if err != nil {
 		return err
 	}
+	a.announce(t)
 	defer client.Close()
 
 	watch := !*once && isTerminal(a.s.Stdout) && a.env["TERM"] != "dumb"

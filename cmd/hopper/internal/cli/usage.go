@@ -9,8 +9,8 @@ reclaims them within budgets, and gives the build one verdict.
 Usage:
   hopper run [-j N] [flags] [units...] -- COMMAND ARGS...
         the whole suite on this machine: publish, N workers, the report
-        (on an embedded Redis unless --redis, HOPPER_REDIS_URL or
-        REDIS_URL names one)
+        (on an embedded Redis unless --redis or HOPPER_REDIS_URL names
+        one; REDIS_URL is read by the other commands alone)
   hopper work [flags] [units...] -- COMMAND ARGS...
         one CI machine's worker: take units of the shared build until it is done
   hopper report [flags]     wait for the build, print its verdict, exit 0/1/2/3
@@ -95,10 +95,11 @@ its code (0 passed, 1 failed, 2 infrastructure, 3 incomplete); when a worker
 slot failed (a fingerprint mismatch, Redis lost), 2 with no report. A slot
 whose unit ran past --max-unit-duration + --timeout goes on as a new worker
 (<slot id>.r2, ...), which reclaims that unit after --timeout, within
---max-reclaims, and runs the rest. Without --redis
-(and without HOPPER_REDIS_URL or REDIS_URL) it runs on an embedded in-process
-Redis-compatible server, so nothing needs to be installed; with --redis, other
-machines can join the build with hopper work.
+--max-reclaims, and runs the rest. Without --redis (and without
+HOPPER_REDIS_URL) it runs on an embedded in-process Redis-compatible server,
+so nothing needs to be installed; REDIS_URL, often an application's own
+database, is not read. With --redis, other machines can join the build with
+hopper work.
 
 COMMAND is run as by hopper work (see hopper work --help).
 
@@ -106,7 +107,7 @@ Flags:
   -j, --jobs N             worker slots (default the number of CPUs)
   --build ID               build id (default generated; [HOPPER_BUILD_ID, then the CI's])
   --redis URL              a real Redis or Redis Cluster (forms below)
-                           [HOPPER_REDIS_URL, REDIS_URL]
+                           [HOPPER_REDIS_URL; never REDIS_URL]
   --worker ID              worker id prefix [HOPPER_WORKER_ID, then the CI's
                            node index, then <hostname>-<pid>]
   --units-from FILE, --unit-type, --revision, --timeout, --max-unit-duration,

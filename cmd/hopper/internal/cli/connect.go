@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -53,11 +55,20 @@ func unreachable(t target, opt rueidis.ClientOption, err error) error {
 	if reason := tlsReason(err); reason != "" {
 		return exitf(exitInfrastructure, "cannot reach Redis at %s: TLS: %s", t.redisShown(), reason)
 	}
-	msg := oneLine(err.Error())
-	if len(opt.InitAddress) > 1 && strings.Contains(msg, "cluster support disabled") {
+	msg := redisAdvice(oneLine(err.Error()))
+	switch {
+	case len(opt.InitAddress) > 1 && strings.Contains(msg, "cluster support disabled"):
 		msg += " (several addresses are the seeds of a Redis Cluster; give one address for a single server)"
+	case opt.TLSConfig == nil && closedAtOnce(err):
+		msg += " (a server that speaks TLS closes a plain connection at once: write rediss://)"
 	}
 	return exitf(exitInfrastructure, "cannot reach Redis at %s: %s", t.redisShown(), msg)
+}
+
+// closedAtOnce reports whether the server hung up on the first request, as
+// a TLS-only server does with a client that does not speak TLS.
+func closedAtOnce(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // redisOption reads the value of --redis, or of the variable from names,

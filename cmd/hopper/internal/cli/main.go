@@ -147,11 +147,11 @@ func Main(args []string, env Env, s Streams) int {
 		return exitInfrastructure
 	case errors.As(err, &exit):
 		if exit.msg != "" {
-			fmt.Fprintf(s.Stderr, "%s: %s\n", a.name, exit.msg)
+			fmt.Fprintf(s.Stderr, "%s: %s\n", a.name, redisAdvice(exit.msg))
 		}
 		return exit.code
 	}
-	fmt.Fprintf(s.Stderr, "%s: %s\n", a.name, oneLine(err.Error()))
+	fmt.Fprintf(s.Stderr, "%s: %s\n", a.name, redisAdvice(oneLine(err.Error())))
 	return exitInfrastructure
 }
 

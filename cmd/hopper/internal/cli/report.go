@@ -56,7 +56,7 @@ func (a *app) judgeIn(ctx context.Context, client rueidis.Client, buildID string
 		if a.interrupted() {
 			fmt.Fprintf(a.s.Stderr, "%s: interrupted\n", a.name)
 		} else {
-			fmt.Fprintf(a.s.Stderr, "%s: %s\n", a.name, oneLine(err.Error()))
+			fmt.Fprintf(a.s.Stderr, "%s: %s\n", a.name, redisAdvice(oneLine(err.Error())))
 		}
 		return exitInfrastructure
 	}

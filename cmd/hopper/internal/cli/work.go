@@ -173,7 +173,7 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 		if a.interrupted() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			continue // the command says it once
 		}
-		msg := describe(err)
+		msg := a.explainAbort(client, o.target, describe(err))
 		if !seen[msg] {
 			seen[msg] = true
 			fmt.Fprintf(cons.Err(), "%s: %s\n", a.name, msg)
@@ -207,7 +207,7 @@ func describe(err error) string {
 	if errors.As(err, &fm) {
 		return oneLine(err.Error()) + ": every worker of a build must be given the same units, --unit-type, command and --revision"
 	}
-	return oneLine(err.Error())
+	return redisAdvice(oneLine(err.Error()))
 }
 
 // header is the line printed before the output of an attempt that counts.

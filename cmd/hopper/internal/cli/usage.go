@@ -137,7 +137,9 @@ Flags:
   --inactive-timeout SECONDS give up when no worker was seen this long (default 300)
   --summary-out FILE         JSON summary
   --failed-out FILE          failed and never-finalized unit ids, one a line
-  --junit-out FILE           JUnit XML, one test case per unit
+  --junit-out FILE           JUnit XML: a test suite per unit, with a test case
+                             per test when its command reported them (go test
+                             -json, a JUnit file in $HOPPER_JUNIT), else one
   --html-out FILE            self-contained HTML report with a timeline
   --allow-empty              a build of zero examples passes
   --min-examples N           fail with fewer examples (default 0)

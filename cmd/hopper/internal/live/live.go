@@ -198,6 +198,9 @@ func (t *Tracker) Poll(ctx context.Context) (Snapshot, error) {
 		s.Elapsed = end.Sub(time.UnixMilli(meta.ReadyAtMS))
 	}
 	r.sum(&s)
+	for i := range s.FailedUnits {
+		s.FailedUnits[i].Reason = report.ReasonShown(s.FailedUnits[i].Reason, &meta)
+	}
 	for _, w := range report.ParseWorkers(workers) {
 		v := Worker{ID: w.ID, Processed: int64(w.Processed), LastSeen: now.Sub(time.UnixMilli(w.LastSeenMS))}
 		if w.CurrentUnit != nil {

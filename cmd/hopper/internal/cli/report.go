@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hopper-queue/hopper/cmd/hopper/internal/htmlreport"
 	"github.com/hopper-queue/hopper/report"
 	"github.com/redis/rueidis"
 )
@@ -71,7 +70,7 @@ func (a *app) judgeIn(ctx context.Context, client rueidis.Client, buildID string
 		{outs.SummaryOut, "summary", r.WriteSummary},
 		{outs.FailedOut, "failed units", r.WriteFailed},
 		{outs.JUnitOut, "JUnit report", r.WriteJUnit},
-		{outs.HTMLOut, "HTML report", func(p string) error { return htmlreport.Write(r, p) }},
+		{outs.HTMLOut, "HTML report", r.WriteHTML},
 	} {
 		if out.path == "" {
 			continue

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/hopper-queue/hopper/report"
 )
 
 // Line is the one live line of a terminal: short enough for one row.
@@ -105,17 +107,4 @@ func orDash(s string) string {
 }
 
 // Duration prints d for people: 0.4s, 12s, 1m02s, 1h03m.
-func Duration(d time.Duration) string {
-	switch {
-	case d < 0:
-		d = 0
-		fallthrough
-	case d < 10*time.Second:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-}
+func Duration(d time.Duration) string { return report.FormatDuration(d) }

@@ -122,7 +122,7 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 	cons := a.console(o.Progress)
 	suite := worker.Suite{
 		Units: units, UnitType: o.UnitType, Revision: o.Revision,
-		Command: attempt.Quote(o.Command),
+		Command: attempt.Quote(o.Command), Project: workingProject(),
 	}
 	store, _ := a.timingsStoreFor(o, client, suite.ID(), cons.Err())
 	suite.Expected = a.loadTimings(store, units, cons.Err())

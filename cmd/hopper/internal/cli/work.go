@@ -14,6 +14,7 @@ import (
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/console"
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/live"
 	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/timings"
 	"github.com/hopper-queue/hopper/worker"
 	"github.com/redis/rueidis"
 )
@@ -157,7 +158,7 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 			}
 		}()
 	}
-	stop := a.progress(client, o.BuildID, cons, o.Progress)
+	stop := a.progress(client, o.BuildID, suite.Expected, cons, o.Progress)
 	wg.Wait()
 	stop()
 	a.recordTimings(store, measured, cons.Err())
@@ -240,7 +241,7 @@ const (
 )
 
 // progress follows the build on the console until stop is called.
-func (a *app) progress(client rueidis.Client, buildID string, cons *console.Console, mode string) (stop func()) {
+func (a *app) progress(client rueidis.Client, buildID string, expected timings.Table, cons *console.Console, mode string) (stop func()) {
 	if mode == "off" {
 		return func() {}
 	}
@@ -249,6 +250,7 @@ func (a *app) progress(client rueidis.Client, buildID string, cons *console.Cons
 	go func() {
 		defer close(done)
 		t := live.NewTracker(client, buildID)
+		t.Expected = expected
 		interval := plainInterval
 		if cons.Live() {
 			interval = liveInterval

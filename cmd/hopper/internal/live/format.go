@@ -20,7 +20,7 @@ func (s Snapshot) Line() string {
 	if s.Failed > 0 {
 		fmt.Fprintf(&b, "  failed %d", s.Failed)
 	}
-	fmt.Fprintf(&b, "  busy %d/%d  %s", s.ActiveWorkers(), len(s.Workers), Duration(s.Elapsed))
+	fmt.Fprintf(&b, "  busy %d/%d  %s", s.ActiveWorkers(), s.Slots(), Duration(s.Elapsed))
 	if eta, ok := s.ETA(); ok && !s.Complete() {
 		fmt.Fprintf(&b, "  ETA %s", Duration(eta))
 	}
@@ -32,7 +32,7 @@ func (s Snapshot) Line() string {
 func (s Snapshot) Plain() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "progress: %d of %d units finalized (%d%%), %d retrying, %d failed, %d of %d workers busy, %s elapsed",
-		s.Finalized, s.Total, s.percent(), len(s.Retrying), s.Failed, s.ActiveWorkers(), len(s.Workers), Duration(s.Elapsed))
+		s.Finalized, s.Total, s.percent(), len(s.Retrying), s.Failed, s.ActiveWorkers(), s.Slots(), Duration(s.Elapsed))
 	if eta, ok := s.ETA(); ok && !s.Complete() {
 		fmt.Fprintf(&b, ", ETA %s", Duration(eta))
 	}

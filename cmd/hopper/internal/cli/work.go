@@ -167,14 +167,17 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 	}
 
 	seen := map[string]bool{}
-	for _, err := range errs {
+	for i, err := range errs {
 		if err == nil {
 			continue
 		}
 		if a.interrupted() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			continue // the command says it once
 		}
-		msg := a.explainAbort(client, o.target, describe(err))
+		msg, ok := a.explainMismatch(client, o.BuildID, ids[i], suite, err)
+		if !ok {
+			msg = a.explainAbort(client, o.target, describe(err))
+		}
 		if !seen[msg] {
 			seen[msg] = true
 			fmt.Fprintf(cons.Err(), "%s: %s\n", a.name, msg)

@@ -40,6 +40,7 @@ func (a *app) run(args []string) error {
 	if err != nil {
 		return err
 	}
+	a.warn(o)
 
 	opts := o.Outputs.reportOptions()
 	if o.Redis == "" {
@@ -65,7 +66,6 @@ func (a *app) run(args []string) error {
 	// And no other machine reclaims what an aborted slot leaves.
 	o.restartAborted = true
 	fmt.Fprintf(a.s.Stderr, "hopper run: build %s, %d unit(s), %d worker(s), on %s%s\n", o.BuildID, len(units), o.Processes, o.redisShown(), a.redisURLLeft(o.target))
-	a.warn(o)
 	code := a.runWorkers(client, o, units)
 	if a.interrupted() {
 		return a.partialReport(client, o, opts)

@@ -45,13 +45,13 @@ func (a *app) work(args []string) error {
 	if err != nil {
 		return err
 	}
+	a.warn(o)
 	client, err := a.connect(o.target)
 	if err != nil {
 		return err
 	}
 	defer client.Close()
 	a.announce(o.target)
-	a.warn(o)
 	code := a.runWorkers(client, o, units)
 	if a.interrupted() {
 		return exitf(exitInfrastructure, "interrupted: the units that were running go to the other workers once they have been silent for --timeout")

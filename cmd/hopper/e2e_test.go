@@ -515,7 +515,7 @@ func TestProcessesAndReportOnExit(t *testing.T) {
 	build = redistest.BuildID(t)
 	code, out, errs = hopper(t, dir, baseEnv(), "work", "--build", build, "--redis", url, "--report-on-exit", "bad.sh", "good.sh", "--", "sh", "{unit}")
 	assert.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
-	assert.Contains(t, out, "failed: bad.sh (retry_budget_exhausted, worker ")
+	assert.Contains(t, out, "failed: bad.sh (failed, worker ")
 	assert.Contains(t, out, "exit status 3")
 	code, _, errs = hopper(t, dir, baseEnv(), "work", "--build", build, "--redis", url, "bad.sh", "good.sh", "--", "sh", "{unit}")
 	assert.Equal(t, 0, code, "a worker joining a complete build exits 0: %s", errs)

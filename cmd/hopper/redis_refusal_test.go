@@ -74,3 +74,19 @@ func TestPlainURLToATLSServer(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(errs, "\n"), "one line: %q", errs)
 	assert.Contains(t, errs, "(a server that speaks TLS closes a plain connection at once: write rediss://)")
 }
+
+// TestDeniedReadNamesIt: the report of a user denied a read it needs says
+// which command to allow, beside its verdict.
+func TestDeniedReadNamesIt(t *testing.T) {
+	ctx := context.Background()
+	admin := srv.AdminClient(t)
+	user := "h43-no-hgetall"
+	rules := append([]string{"reset", "on", ">" + user}, slices.DeleteFunc(slices.Clone(redistest.MinimalACL), func(r string) bool { return r == "+hgetall" })...)
+	require.NoError(t, admin.Do(ctx, admin.B().AclSetuser().Username(user).Rule(rules...).Build()).Error())
+	t.Cleanup(func() { _ = admin.Do(ctx, admin.B().AclDeluser().Username(user).Build()).Error() })
+
+	url := fmt.Sprintf("redis://%s:%s@%s", user, user, srv.Addr())
+	code, _, errs := hopper(t, t.TempDir(), baseEnv(), "report", "--build", redistest.BuildID(t), "--redis", url, "--init-timeout", "1")
+	assert.Equal(t, 2, code, errs)
+	assert.Contains(t, errs, "may not run HGETALL: add +hgetall to its ACL")
+}

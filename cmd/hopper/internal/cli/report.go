@@ -62,6 +62,13 @@ func (a *app) judgeIn(ctx context.Context, client rueidis.Client, buildID string
 	if err := r.WriteConsole(a.s.Stdout); err != nil {
 		fmt.Fprintf(a.s.Stderr, "%s: %v\n", a.name, err)
 	}
+	if r.Err != nil {
+		// A read Redis refused is in the verdict in the server's words;
+		// what to do about it goes to stderr.
+		if msg := oneLine(r.Err.Error()); redisAdvice(msg) != msg {
+			fmt.Fprintf(a.s.Stderr, "%s: %s\n", a.name, redisAdvice(msg))
+		}
+	}
 	code := r.ExitCode
 	for _, out := range []struct {
 		path, what string

@@ -142,7 +142,9 @@ Flags:
                              -json, a JUnit file in $HOPPER_JUNIT), else one
   --html-out FILE            self-contained HTML report with a timeline
   --allow-empty              a build of zero examples passes
-  --min-examples N           fail with fewer examples (default 0)
+  --min-examples N           fail with fewer examples (default 0); examples
+                             are the tests the publisher counted, else the
+                             units
 ` + redisForms
 
 const statusUsage = `Usage: hopper status [flags]

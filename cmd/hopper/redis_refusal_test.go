@@ -61,7 +61,7 @@ func TestDeniedCommandNamesIt(t *testing.T) {
 	code, _, errs := hopper(t, dir, baseEnv(), "work", "--build", redistest.BuildID(t), "--redis", url, "--progress", "off", "--init-timeout", "5", "a.sh", "--", "sh", "{unit}")
 	assert.Equal(t, 2, code, errs)
 	assert.NotContains(t, errs, "NOPERM")
-	assert.Contains(t, errs, "Redis user "+user+" may not run XADD: add +xadd to its ACL (the README's ACL line (docs/redis.md) lists every command hopper needs)")
+	assert.Contains(t, errs, "Redis user "+user+" may not run XADD: add +xadd to its ACL (the README's ACL line lists every command hopper needs)")
 }
 
 // TestPlainURLToATLSServer: redis:// to a server that speaks TLS alone says

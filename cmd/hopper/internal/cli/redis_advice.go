@@ -17,7 +17,7 @@ var (
 )
 
 // aclHint says where the full rule list is.
-const aclHint = "the README's ACL line (docs/redis.md) lists every command hopper needs"
+const aclHint = "the README's ACL line lists every command hopper needs"
 
 // redisAdvice returns msg with its Redis reply, if it holds one of those
 // above, replaced by advice; else msg unchanged.

@@ -165,6 +165,12 @@ lint:
 hopper:
 	$(GO) build -o bin/hopper ./cmd/hopper
 
+# The hopper command installed where go install puts commands: GOBIN, else
+# GOPATH/bin (the README's install line).
+.PHONY: install
+install:
+	$(GO) install ./cmd/hopper
+
 # The main job of the README on the embedded server: `hopper run` over the
 # demo suite in demo/suite, ending with the report (demo/run.sh).
 demo: hopper

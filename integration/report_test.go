@@ -210,7 +210,7 @@ func TestReportIncompleteAfterTheTimeout(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, err)
 	assert.Equal(t, report.VerdictIncomplete, r.Verdict)
-	assert.Equal(t, "incomplete: 0 of 1 units finalized after 0.5s (--timeout)", r.Headline)
+	assert.Equal(t, "incomplete: 0 of 1 units finalized after 0.5s (--wait)", r.Headline)
 	assert.Equal(t, []string{"never finalized: a (last worker w1)"}, r.Details)
 }
 
@@ -249,7 +249,7 @@ func TestReportPassed(t *testing.T) {
 	assert.Empty(t, s.Failed)
 	assert.Empty(t, out.failed)
 	assert.Contains(t, out.summary, `"seed": 77,`)
-	assert.Contains(t, out.console, "report: build "+reportBuildID(e)+": passed\n  passed\n  units: 3 total, 3 finalized; examples: 3 selected\n  flaky (passed after requeue): "+first.UnitID+"\n")
+	assert.Contains(t, out.console, "report: build "+reportBuildID(e)+": passed\n  passed\n  units: 3 total, 3 finalized\n  flaky (passed after requeue): "+first.UnitID+"\n")
 	assert.Equal(t, [3]int{3, 0, 0}, reportJUnitCounts(t, out))
 	assert.Contains(t, out.junit, "flaky: passed after 1 retries")
 }

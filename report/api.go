@@ -7,6 +7,8 @@ package report
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hopper-queue/hopper/queue"
@@ -31,6 +33,30 @@ const (
 	ExitAborted = 4
 )
 
+// exitCodeWords says in a word what each exit code the report returns means,
+// in the order of the codes: ExitCodesText builds the one line README,
+// docs/cli.md and the command's help copy.
+var exitCodeWords = []struct {
+	code int
+	word string
+}{
+	{ExitOK, "passed"},
+	{ExitTestFailure, "failed"},
+	{ExitInfrastructure, "infrastructure"},
+	{ExitIncomplete, "incomplete"},
+}
+
+// ExitCodesText is the report's exit codes in one line, "0 passed, 1
+// failed, ...": every code a verdict gives, and no other (never
+// ExitAborted).
+func ExitCodesText() string {
+	parts := make([]string, len(exitCodeWords))
+	for i, c := range exitCodeWords {
+		parts[i] = strconv.Itoa(c.code) + " " + c.word
+	}
+	return strings.Join(parts, ", ")
+}
+
 // Verdict is the report's one-word answer, the "verdict" of the JSON summary.
 type Verdict string
 
@@ -48,6 +74,10 @@ const (
 	// mismatch): the suite judged is not every worker's. ExitInfrastructure.
 	VerdictRefused Verdict = "refused"
 )
+
+// verdicts lists every Verdict, for the checks that each has its exit code.
+var verdicts = []Verdict{VerdictPassed, VerdictFailed, VerdictIncomplete, VerdictInitFailed,
+	VerdictExpired, VerdictMissing, VerdictUnreachable, VerdictCorrupt, VerdictRefused}
 
 // Defaults of Options; the timeouts are also the defaults of the `hopper
 // report` flags (docs/cli.md#exit-codes).

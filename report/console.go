@@ -11,7 +11,7 @@ import (
 //
 //	report: build <id>: <verdict>
 //	  <headline>
-//	  units: <n> total, <n> finalized; examples: <n> selected
+//	  units: <n> total, <n> finalized[; tests: <n>, <n> failed]
 //	  <one line per detail>
 //	  flaky (passed after requeue): <unit>, <unit>
 //	  abandoned (exceeded --max-unit-duration): <unit>
@@ -66,5 +66,19 @@ func (r *Report) unitsLine() string {
 	if r.FinalizedCount != nil {
 		finalized = fmt.Sprintf(", %d finalized", *r.FinalizedCount)
 	}
-	return fmt.Sprintf("%d total%s; examples: %d selected", r.Meta.TotalUnits, finalized, r.Meta.Examples())
+	return fmt.Sprintf("%d total%s%s", r.Meta.TotalUnits, finalized, r.countedLine())
+}
+
+// countedLine adds what the units held, when it is known: the tests their
+// commands reported (go test -json, a JUnit file), else the examples the
+// publisher counted. Neither known, nothing is added: the number of units
+// is not a number of tests.
+func (r *Report) countedLine() string {
+	if total, failed, ok := r.TestCount(); ok {
+		return fmt.Sprintf("; tests: %d, %d failed", total, failed)
+	}
+	if r.Meta.HasTotalExamples {
+		return fmt.Sprintf("; examples: %d selected", r.Meta.TotalExamples)
+	}
+	return ""
 }

@@ -14,7 +14,7 @@ func TestConsoleFailedBuild(t *testing.T) {
 	require.NoError(t, failedBuild(t).WriteConsole(&out))
 	want := `report: build b1: failed
   1 of 4 units failed
-  units: 4 total, 4 finalized; examples: 4 selected
+  units: 4 total, 4 finalized
   failed: ./c (test_failure, worker w1) AssertionError: want 1
   flaky (passed after requeue): ./b
   abandoned (exceeded --max-unit-duration): ./d
@@ -41,8 +41,8 @@ func TestConsoleIncomplete(t *testing.T) {
 	var out strings.Builder
 	require.NoError(t, report.Judge(obs, report.Options{}).WriteConsole(&out))
 	want := `report: build b1: incomplete
-  incomplete: 0 of 2 units finalized after 1080s (--timeout)
-  units: 2 total, 0 finalized; examples: 2 selected
+  incomplete: 0 of 2 units finalized after 1080s (--wait)
+  units: 2 total, 0 finalized
   never finalized: a (last worker w1)
   never finalized: b (never delivered)
 `

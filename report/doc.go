@@ -12,7 +12,8 @@
 //   - pure: Log (the attempt-log queries over []events.Event),
 //     ParseMeta, Judge (the verdict rules), and the
 //     renderings of a Report (console text, JSON summary, failed-units list,
-//     JUnit XML). Plain values in, decisions and bytes out.
+//     JUnit XML, and a self-contained HTML page with a timeline: WriteHTML).
+//     Plain values in, decisions and bytes out.
 //   - reading: Run, which polls the build's keys through a rueidis.Client the
 //     caller owns (and closes), then hands what it saw to Judge. It only reads:
 //     no TTL is touched and nothing is written.
@@ -33,5 +34,6 @@
 //	_ = r.WriteConsole(os.Stdout)
 //	_ = r.WriteSummary("tmp/hopper/summary.json")
 //	_ = r.WriteJUnit("tmp/hopper/junit.xml")
+//	_ = r.WriteHTML("tmp/hopper/report.html")
 //	os.Exit(r.ExitCode)
 package report

@@ -38,7 +38,7 @@ func ExampleJudge() {
 	// Output:
 	// report: build 1234-1: failed
 	//   1 of 2 units failed
-	//   units: 2 total, 2 finalized; examples: 2 selected
+	//   units: 2 total, 2 finalized
 	//   failed: ./db (test_failure, worker ci-2) FAIL: db_test.go:12: connection refused
 	// exit code 1
 }

@@ -50,7 +50,7 @@ func TestJudgeRefusedJoin(t *testing.T) {
 			r := report.Judge(complete(units, 1, tc.log.events()), report.Options{})
 			assert.Equal(t, report.VerdictRefused, r.Verdict)
 			assert.Equal(t, report.ExitInfrastructure, r.ExitCode)
-			assert.Equal(t, "infrastructure: 1 worker(s) refused to join build b1: fingerprint mismatch (differing inputs: command, unit_ids); units only their suite has never ran", r.Headline)
+			assert.Equal(t, "infrastructure: 1 worker refused to join build b1: fingerprint mismatch (differing inputs: command, unit_ids); no verdict, since the units only its suite has were never run", r.Headline)
 			assert.Equal(t, []string{"refused: worker w2: " + mismatch}, r.Details)
 
 			raw, err := r.JUnit()
@@ -72,4 +72,23 @@ func TestJudgeOtherWorkerErrorsAreNoRefusal(t *testing.T) {
 		refusedBy("w2", events.PhaseRedis, "queue.ErrCorrupt", "meta missing").events()
 	r := report.Judge(complete([]string{"a"}, 1, evs), report.Options{})
 	assert.Equal(t, report.VerdictPassed, r.Verdict)
+}
+
+// A worker's refusal recorded twice, queue's line and then the command's
+// with each input's values, is one refusal showing the values; two
+// workers read as a plural (issue 43: the headline was garbled).
+func TestJudgeRefusalWithValues(t *testing.T) {
+	const queueLine = "queue: build b1: fingerprint mismatch: this worker aaa, published bbb (differing inputs: command)"
+	const detail = "worker w2 refused build b1: fingerprint mismatch, another suite (differing inputs: command): command: here `go test -race {unit}`, the build's is not recorded in the build's meta (only its digest)"
+	evs := newLog(t).delivered("a", "w1").passed("a", "w1", 1).
+		refusedBy("w2", events.PhaseInit, "queue.ErrFingerprintMismatch", queueLine).
+		refusedBy("w2", events.PhaseInit, "queue.ErrFingerprintMismatch", detail).events()
+	r := report.Judge(complete([]string{"a"}, 1, evs), report.Options{})
+	assert.Equal(t, "infrastructure: 1 worker refused to join build b1: fingerprint mismatch (differing inputs: command); no verdict, since the units only its suite has were never run", r.Headline)
+	assert.Equal(t, []string{"refused: worker w2: " + detail}, r.Details)
+
+	evs = newLog(t).refusedBy("w2", events.PhaseInit, "queue.ErrFingerprintMismatch", queueLine).
+		refusedBy("w3", events.PhaseInit, "queue.ErrFingerprintMismatch", queueLine).delivered("a", "w1").passed("a", "w1", 1).events()
+	r = report.Judge(complete([]string{"a"}, 1, evs), report.Options{})
+	assert.Equal(t, "infrastructure: 2 workers refused to join build b1: fingerprint mismatch (differing inputs: command); no verdict, since the units only their suites have were never run", r.Headline)
 }

@@ -138,3 +138,19 @@ func (r *Report) wallMS() float64 {
 	}
 	return float64(max(last-first, 0))
 }
+
+// TestCount is how many tests the units' final attempts reported, and how
+// many of them failed; known is false when no unit gave per-test results,
+// and the count of tests is then unknown (units are not tests).
+func (r *Report) TestCount() (total, failed int, known bool) {
+	for _, u := range r.junitUnits() {
+		ut := r.testsOf(u)
+		if ut.final == nil {
+			continue
+		}
+		known = true
+		total += len(ut.final) + ut.omitted
+		failed += len(testresults.FailedNames(ut.final))
+	}
+	return total, failed, known
+}

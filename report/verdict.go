@@ -187,7 +187,7 @@ func (r *Report) decide(o Observation, opts Options) (Verdict, string, []string)
 			head = fmt.Sprintf("incomplete: workers inactive for %s (--inactive-timeout %s); %s",
 				seconds(o.Stall.Idle.Round(time.Second)), seconds(opts.InactiveTimeout), r.gap())
 		} else {
-			head = fmt.Sprintf("incomplete: %s after %s (--timeout)", r.gap(), seconds(opts.Timeout))
+			head = fmt.Sprintf("incomplete: %s after %s (--wait)", r.gap(), seconds(opts.Timeout))
 		}
 		return VerdictIncomplete, head, r.unfinalizedLines()
 	}
@@ -211,7 +211,7 @@ func (r *Report) decide(o Observation, opts Options) (Verdict, string, []string)
 	case examples < opts.MinExamples:
 		return VerdictFailed, fmt.Sprintf("%d examples selected, fewer than --min-examples %d", examples, opts.MinExamples), broken
 	case len(failed) > 0:
-		return VerdictFailed, fmt.Sprintf("%d of %d units failed", len(failed), o.Meta.TotalUnits), append(failedLines(failed), broken...)
+		return VerdictFailed, fmt.Sprintf("%d of %d units failed", len(failed), o.Meta.TotalUnits), append(failedLines(failed, &o.Meta), broken...)
 	case len(unfinalized) > 0:
 		head := fmt.Sprintf("incomplete: %s, but %d unit(s) have no finalized event", r.gap(), len(unfinalized))
 		return VerdictIncomplete, head, append(r.unfinalizedLines(), broken...)
@@ -259,14 +259,14 @@ func (r *Report) unfinalizedLines() []string {
 	return lines
 }
 
-// failedLines gives one line per failed unit: its reason, its worker and
-// the first line of its first error.
-func failedLines(failed []FailedUnit) []string {
+// failedLines gives one line per failed unit: its reason (ReasonShown),
+// its worker and the first line of its first error.
+func failedLines(failed []FailedUnit, m *Meta) []string {
 	lines := make([]string, 0, len(failed))
 	for _, f := range failed {
 		reason := "no reason"
 		if f.Reason != nil {
-			reason = *f.Reason
+			reason = ReasonShown(*f.Reason, m)
 		}
 		line := fmt.Sprintf("failed: %s (%s, worker %s)", f.UnitID, reason, f.WorkerID)
 		if e, ok := f.FirstError(); ok {

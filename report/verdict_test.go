@@ -88,7 +88,7 @@ func TestJudgeRules(t *testing.T) {
 				func(o *report.Observation) { o.Stall = &report.Stall{Cause: report.StallTimeout} }),
 			opts: report.Options{Timeout: 90 * time.Second},
 			want: report.VerdictIncomplete, exit: report.ExitIncomplete,
-			headline: "incomplete: 1 of 2 units finalized after 90s (--timeout)",
+			headline: "incomplete: 1 of 2 units finalized after 90s (--wait)",
 			details:  []string{"never finalized: b (last worker w2)"},
 		},
 		{

@@ -3,8 +3,8 @@ package worker_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log"
+	"os"
 	"strconv"
 	"sync"
 	"time"
@@ -27,7 +27,10 @@ func Example() {
 	}
 	defer client.Close()
 
-	buildID := "example-" + strconv.FormatInt(time.Now().UnixNano(), 36) // in CI: the pipeline's id
+	buildID := os.Getenv("CI_PIPELINE_ID") // every job of a GitLab pipeline shares it
+	if buildID == "" {
+		buildID = "laptop-" + strconv.FormatInt(time.Now().UnixNano(), 36) // no CI: a new build each run
+	}
 	suite := worker.Suite{Units: []string{"./api", "./db", "./web"}, Command: "go test {unit}"}
 	runUnit := func(ctx context.Context, r queue.Reservation) worker.Result {
 		return worker.Result{Outcome: worker.Passed, Output: []byte("ok " + r.UnitID + "\n")}
@@ -35,7 +38,7 @@ func Example() {
 	var wg sync.WaitGroup
 	for _, id := range []string{"ci-1", "ci-2", "ci-3"} {
 		wg.Go(func() {
-			cfg := worker.Config{BuildID: buildID, WorkerID: id, Log: io.Discard}
+			cfg := worker.Config{BuildID: buildID, WorkerID: id}
 			if err := worker.Run(ctx, client, suite, cfg, runUnit); err != nil {
 				log.Fatal(err)
 			}
@@ -47,7 +50,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("verdict:", r.Verdict, "exit code:", r.ExitCode)
+	fmt.Println("verdict:", r.Verdict, "exit code:", r.ExitCode) // verdict: passed exit code: 0
 	// Unordered output:
 	// ok ./api
 	// ok ./db

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/hopper-queue/hopper/events"
@@ -50,6 +51,20 @@ type Result struct {
 
 func (r Result) passed() bool { return r.Outcome == Passed }
 
-// failures is how many failures the attempt reports: at least one when it
-// failed.
-func (r Result) failures() int { return max(len(r.Errors), 1) }
+// failureSummary counts the failures the attempt reported, "" when it
+// reported none: a failed command that described no failure is not given
+// a count it never made.
+func (r Result) failureSummary() string {
+	if len(r.Errors) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d failure(s)", len(r.Errors))
+}
+
+// colond is s after ": ", or "" when s is.
+func colond(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}

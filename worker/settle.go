@@ -40,7 +40,7 @@ func (w *worker) settle(ctx context.Context, r queue.Reservation, res Result) er
 		err = w.build.Finalize(sctx, r, qr)
 	default:
 		op = events.OperationRequeue
-		qr.FailureSummary = fmt.Sprintf("%d failure(s)", res.failures())
+		qr.FailureSummary = res.failureSummary()
 		q, err = w.build.Requeue(sctx, r, qr, w.cfg.budgets())
 	}
 	if err == nil {
@@ -66,8 +66,8 @@ func (w *worker) settle(ctx context.Context, r queue.Reservation, res Result) er
 		}
 		return w.fail(context.WithoutCancel(ctx), events.PhaseRedis, r.UnitID, fmt.Errorf("%s %s: %w", verb, r.UnitID, err))
 	case q.Requeued:
-		w.logf("Retrying %s (retry %d of %d; next attempt %d): %d failure(s)",
-			r.UnitID, q.RetryIndex, w.manifest.Budgets.MaxRequeues, q.RetryIndex+1, res.failures())
+		w.logf("Retrying %s (retry %d of %d; next attempt %d)%s",
+			r.UnitID, q.RetryIndex, w.manifest.Budgets.MaxRequeues, q.RetryIndex+1, colond(res.failureSummary()))
 		return nil
 	}
 	w.writeOutput(ctx, r, res.Output)

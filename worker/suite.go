@@ -10,19 +10,31 @@ import (
 // build must compute the same units, unit type, command and revision: the
 // first to arrive publishes them, and the others compare fingerprints.
 type Suite struct {
-	// Units are the unit ids, in the order they are served.
+	// Units are the unit ids, in the order they are served when nothing
+	// is known of their durations: what Run's Func is given, one at a time.
 	Units []string
-	// UnitType is what the units are; default "file".
+	// UnitType says what the units are ("file", "package", ...); default
+	// "file". Part of the fingerprint and of the suite's identity (ID).
 	UnitType string
-	// Command is the template the units run under (e.g. "go test {unit}").
-	// It is part of the fingerprint only: workers running another command
-	// are running another suite.
+	// Command names how the units are run, e.g. "go test {unit}". It is
+	// never run: Run's Func runs each unit. It goes into the fingerprint,
+	// so that workers about to run units another way refuse the build, and
+	// into the suite's identity (ID), which keys its timings.
 	Command string
-	// Revision is the source revision under test, when known.
+	// Revision is the source revision under test, when known; part of the
+	// fingerprint, so that workers of another revision refuse the build.
 	Revision string
-	// Seed is the ordering seed, when there is one. Informational.
+	// Project names what the suite belongs to: a Go module's path, a
+	// repository's root and remote. With the unit type and the command it
+	// makes the suite's identity (ID), under which its timings are kept:
+	// two projects that both run "go test {unit}" keep theirs apart. Not
+	// part of the fingerprint. Empty: the command and unit type alone.
+	Project string
+	// Seed is the ordering seed, when there is one; written to the
+	// build's meta for people to read, and not used otherwise.
 	Seed string
-	// TotalExamples counts the tests in the units, when known.
+	// TotalExamples counts the tests in the units, when known: the report's
+	// empty-build and --min-examples rules count it instead of the units.
 	TotalExamples int64
 	// LoadErrors are errors met while listing the units. If the worker that
 	// publishes has any, the build fails to initialize and every worker's
@@ -45,7 +57,7 @@ func (s Suite) Fingerprint() fingerprint.Fingerprint {
 // ID names the suite across its builds (see fingerprint.SuiteID): what
 // is kept between builds, its timings, is kept under it.
 func (s Suite) ID() string {
-	return fingerprint.SuiteID(fingerprint.Inputs{UnitType: s.unitType(), Command: s.Command})
+	return fingerprint.SuiteID(s.Project, fingerprint.Inputs{UnitType: s.unitType(), Command: s.Command})
 }
 
 func (s Suite) unitType() string {

@@ -48,7 +48,7 @@ func TestSilentRedis(t *testing.T) {
 		code, out, errs := hopper(t, t.TempDir(), baseEnv(), args...)
 		assert.Equal(t, 2, code, "%v: %s", args, errs)
 		assert.Empty(t, out)
-		assert.Regexp(t, `^hopper `+args[0]+`: cannot reach Redis at `+url+`: .+\n$`, errs)
+		assert.Regexp(t, `^hopper `+args[0]+`: cannot reach Redis at `+url+` \(from --redis\): .+\n$`, errs)
 		assert.Less(t, time.Since(start), time.Minute, "%v gave up in time", args)
 	}
 }

@@ -25,7 +25,7 @@ func TestReportRefusedJoinIsInfrastructure(t *testing.T) {
 	code, out, errs = hopper(t, dir, baseEnv(), "report", "--build", build, "--redis", url, "--summary-out", sumPath, "--junit-out", junitPath)
 	assert.Equal(t, 2, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	assert.Contains(t, out, "report: build "+build+": refused\n")
-	assert.Contains(t, out, "fingerprint mismatch (differing inputs: unit_ids)")
+	assert.Contains(t, out, "fingerprint mismatch (differing inputs: unit_ids); no verdict")
 	assert.Contains(t, out, "refused: worker w2: ")
 	assert.NotContains(t, out, "passed")
 	s := readSummary(t, sumPath)
@@ -35,4 +35,23 @@ func TestReportRefusedJoinIsInfrastructure(t *testing.T) {
 	doc := readJUnit(t, junitPath)
 	require.Len(t, doc.Suites, 1)
 	assert.Equal(t, 1, doc.Suites[0].Errors, "the refusal is an error case")
+}
+
+// A worker given another command and revision names both inputs with
+// their values, in its own line and in the report (issue 43: the report
+// garbled the line and never showed the two commands).
+func TestRefusedJoinNamesTheValues(t *testing.T) {
+	dir := fixture(t, map[string]string{"a.sh": `true`})
+	url, build := redisURL(t), redistest.BuildID(t)
+	code, out, errs := hopper(t, dir, baseEnv(), "work", "--build", build, "--redis", url, "--worker", "w1", "--revision", "r1", "a.sh", "--", "sh", "{unit}")
+	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	code, _, errs = hopper(t, dir, baseEnv(), "work", "--build", build, "--redis", url, "--worker", "w2", "--revision", "r2", "a.sh", "--", "sh", "-e", "{unit}")
+	require.Equal(t, 2, code, errs)
+	want := "worker w2 refused build " + build + ": fingerprint mismatch, another suite (differing inputs: command, revision): command: here `sh -e {unit}`, the build's is not recorded in the build's meta (only its digest); revision: here r2, the build's r1"
+	assert.Contains(t, errs, "hopper work: "+want+"; every worker of a build")
+
+	code, out, _ = hopper(t, dir, baseEnv(), "report", "--build", build, "--redis", url)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, out, "infrastructure: 1 worker refused to join build "+build+": fingerprint mismatch (differing inputs: command, revision); no verdict, since the units only its suite has were never run\n")
+	assert.Contains(t, out, "refused: worker w2: "+want)
 }

@@ -465,7 +465,7 @@ func TestUnreachableRedis(t *testing.T) {
 		code, out, errs := hopper(t, t.TempDir(), baseEnv(), args...)
 		assert.Equal(t, 2, code, "%v: %s", args, errs)
 		assert.Empty(t, out)
-		assert.Regexp(t, `^hopper `+args[0]+`: cannot reach Redis at redis://127.0.0.1:1: .*connection refused\n$`, errs)
+		assert.Regexp(t, `^hopper `+args[0]+`: cannot reach Redis at redis://127.0.0.1:1 \(from --redis\): .*connection refused\n$`, errs)
 	}
 }
 
@@ -515,7 +515,7 @@ func TestProcessesAndReportOnExit(t *testing.T) {
 	build = redistest.BuildID(t)
 	code, out, errs = hopper(t, dir, baseEnv(), "work", "--build", build, "--redis", url, "--report-on-exit", "bad.sh", "good.sh", "--", "sh", "{unit}")
 	assert.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", out, errs)
-	assert.Contains(t, out, "failed: bad.sh (retry_budget_exhausted, worker ")
+	assert.Contains(t, out, "failed: bad.sh (failed, worker ")
 	assert.Contains(t, out, "exit status 3")
 	code, _, errs = hopper(t, dir, baseEnv(), "work", "--build", build, "--redis", url, "bad.sh", "good.sh", "--", "sh", "{unit}")
 	assert.Equal(t, 0, code, "a worker joining a complete build exits 0: %s", errs)

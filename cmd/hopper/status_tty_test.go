@@ -67,8 +67,9 @@ func TestStatusRedrawsOnATerminal(t *testing.T) {
 	frames := strings.Split(s, "\x1b[H")[1:]
 	require.GreaterOrEqual(t, len(frames), 3, "redrawn in place, from home: %q", s)
 	assert.Contains(t, frames[0], "build "+build+": not published yet\x1b[K")
+	assert.Contains(t, frames[0], "hopper status: on Redis redis://"+redistest.MinimalUser+":xxxxx@", "the Redis is named on the screen")
 	last := frames[len(frames)-1]
-	assert.Regexp(t, regexp.MustCompile(`^build `+regexp.QuoteMeta(build)+`: complete, 2 of 2 units finalized \(100%\), elapsed \S+\x1b\[K\r?\n`), last)
+	assert.Regexp(t, regexp.MustCompile(`^hopper status: on Redis \S+ \(from --redis\)\x1b\[K\r?\nbuild `+regexp.QuoteMeta(build)+`: complete, 2 of 2 units finalized \(100%\), elapsed \S+\x1b\[K\r?\n`), last)
 	assert.Contains(t, last, "passed 2, failed 0, flaky 0, retrying 0, reclaims 0, abandoned 0")
 	assert.True(t, strings.HasSuffix(strings.TrimRight(last, "\r\n"), "\x1b[J"), "the rest of the previous view erased: %q", last)
 	for _, f := range frames {

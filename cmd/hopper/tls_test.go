@@ -75,7 +75,7 @@ func TestUntrustedServerRefused(t *testing.T) {
 			code, out, errs := hopper(t, t.TempDir(), baseEnv(), append([]string{"report", "--build", "b", "--redis", url}, args...)...)
 			assert.Equal(t, 2, code)
 			assert.Empty(t, out)
-			assert.Equal(t, "hopper report: cannot reach Redis at "+shown+": TLS: the server's certificate is signed by an authority not trusted here (give its CA with --redis-ca)\n", errs)
+			assert.Equal(t, "hopper report: cannot reach Redis at "+shown+" (from --redis): TLS: the server's certificate is signed by an authority not trusted here (give its CA with --redis-ca)\n", errs)
 		})
 	}
 	t.Run("--redis-insecure-skip-verify", func(t *testing.T) {
@@ -95,5 +95,5 @@ func TestMutualTLS(t *testing.T) {
 
 	code, _, errs := hopper(t, t.TempDir(), baseEnv(), append([]string{"report", "--build", "b", "--redis", url}, ca...)...)
 	assert.Equal(t, 2, code)
-	assert.Regexp(t, `^hopper report: cannot reach Redis at rediss://[^ ]+: TLS: the server refused this client \(.*certificate required.*\): it may want a client certificate it trusts \(--redis-cert, --redis-key\)\n$`, errs)
+	assert.Regexp(t, `^hopper report: cannot reach Redis at rediss://[^ ]+ \(from --redis\): TLS: the server refused this client \(.*certificate required.*\): it may want a client certificate it trusts \(--redis-cert, --redis-key\)\n$`, errs)
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -29,29 +31,44 @@ func (a *app) connect(t target) (rueidis.Client, error) {
 	}
 	client, err := rueidis.NewClient(opt)
 	if err != nil {
-		return nil, unreachable(t.Redis, opt, err)
+		return nil, unreachable(t, opt, err)
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, 10*time.Second)
 	defer cancel()
 	if err := client.Do(ctx, client.B().Ping().Build()).Error(); err != nil {
 		client.Close()
-		return nil, unreachable(t.Redis, opt, err)
+		return nil, unreachable(t, opt, err)
 	}
 	return client, nil
 }
 
-// unreachable is connect's one line. Several addresses make rueidis insist
-// on a cluster, and a lone server's refusal does not say that was the
-// trouble.
-func unreachable(raw string, opt rueidis.ClientOption, err error) error {
+// announce is the first line of a command that reads a build another
+// process runs: which build, on which Redis, and where that came from.
+func (a *app) announce(t target) {
+	fmt.Fprintf(a.s.Stderr, "%s: build %s on Redis %s\n", a.name, t.BuildID, t.redisShown())
+}
+
+// unreachable is connect's one line, naming the Redis and where it came
+// from. Several addresses make rueidis insist on a cluster, and a lone
+// server's refusal does not say that was the trouble.
+func unreachable(t target, opt rueidis.ClientOption, err error) error {
 	if reason := tlsReason(err); reason != "" {
-		return exitf(exitInfrastructure, "cannot reach Redis at %s: TLS: %s", redact(raw), reason)
+		return exitf(exitInfrastructure, "cannot reach Redis at %s: TLS: %s", t.redisShown(), reason)
 	}
-	msg := oneLine(err.Error())
-	if len(opt.InitAddress) > 1 && strings.Contains(msg, "cluster support disabled") {
+	msg := redisAdvice(oneLine(err.Error()))
+	switch {
+	case len(opt.InitAddress) > 1 && strings.Contains(msg, "cluster support disabled"):
 		msg += " (several addresses are the seeds of a Redis Cluster; give one address for a single server)"
+	case opt.TLSConfig == nil && closedAtOnce(err):
+		msg += " (a server that speaks TLS closes a plain connection at once: write rediss://)"
 	}
-	return exitf(exitInfrastructure, "cannot reach Redis at %s: %s", redact(raw), msg)
+	return exitf(exitInfrastructure, "cannot reach Redis at %s: %s", t.redisShown(), msg)
+}
+
+// closedAtOnce reports whether the server hung up on the first request, as
+// a TLS-only server does with a client that does not speak TLS.
+func closedAtOnce(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
 // redisOption reads the value of --redis, or of the variable from names,

@@ -137,12 +137,12 @@ func TestRedact(t *testing.T) {
 func TestUnreachableHint(t *testing.T) {
 	opt, err := redisOption("a:1,b:2", "--redis")
 	require.NoError(t, err)
-	err = unreachable("a:1,b:2", opt, errString("This instance has cluster support disabled"))
-	assert.Equal(t, "cannot reach Redis at a:1,b:2: This instance has cluster support disabled (several addresses are the seeds of a Redis Cluster; give one address for a single server)", err.Error())
+	err = unreachable(target{Redis: "a:1,b:2", redisFrom: "--redis"}, opt, errString("This instance has cluster support disabled"))
+	assert.Equal(t, "cannot reach Redis at a:1,b:2 (from --redis): This instance has cluster support disabled (several addresses are the seeds of a Redis Cluster; give one address for a single server)", err.Error())
 	opt, err = redisOption("a:1", "--redis")
 	require.NoError(t, err)
-	err = unreachable("a:1", opt, errString("dial tcp a:1: connection refused"))
-	assert.Equal(t, "cannot reach Redis at a:1: dial tcp a:1: connection refused", err.Error())
+	err = unreachable(target{Redis: "a:1", redisFrom: "REDIS_URL"}, opt, errString("dial tcp a:1: connection refused"))
+	assert.Equal(t, "cannot reach Redis at a:1 (from REDIS_URL): dial tcp a:1: connection refused", err.Error())
 	assert.False(t, strings.Contains(err.Error(), "seeds"))
 }
 

@@ -27,6 +27,7 @@ func (a *app) events(args []string) error {
 	if err != nil {
 		return err
 	}
+	a.announce(t)
 	defer client.Close()
 
 	build, err := queue.Open(client, t.BuildID, queue.Options{})

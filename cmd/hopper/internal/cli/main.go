@@ -13,15 +13,17 @@ import (
 	"syscall"
 
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/attempt"
+	"github.com/hopper-queue/hopper/report"
 )
 
-// Exit codes (docs/cli.md#exit-codes).
+// Exit codes (docs/cli.md#exit-codes): the report's, which is where they
+// are defined once.
 const (
-	exitOK             = 0
-	exitTestFailure    = 1
-	exitInfrastructure = 2
-	exitIncomplete     = 3
-	exitAborted        = 4
+	exitOK             = report.ExitOK
+	exitTestFailure    = report.ExitTestFailure
+	exitInfrastructure = report.ExitInfrastructure
+	exitIncomplete     = report.ExitIncomplete
+	exitAborted        = report.ExitAborted
 )
 
 // Streams are the process's standard files and signals.
@@ -70,11 +72,12 @@ var commands = map[string]struct {
 	run   func(*app, []string) error
 	usage string
 }{
-	"work":   {(*app).work, workUsage},
-	"run":    {(*app).run, runUsage},
-	"report": {(*app).report, reportUsage},
-	"status": {(*app).status, statusUsage},
-	"events": {(*app).events, eventsUsage},
+	"work":    {(*app).work, workUsage},
+	"run":     {(*app).run, runUsage},
+	"report":  {(*app).report, reportUsage},
+	"status":  {(*app).status, statusUsage},
+	"events":  {(*app).events, eventsUsage},
+	"version": {(*app).version, versionUsage},
 }
 
 // Main runs hopper with args (the program name left out) and returns the
@@ -86,6 +89,8 @@ func Main(args []string, env Env, s Streams) int {
 	}
 	name, rest := args[0], args[1:]
 	switch name {
+	case "--version", "-version":
+		name = "version"
 	case "-h", "--help", "help":
 		if len(rest) > 0 {
 			// The help of a misspelled command is refused as the command
@@ -142,11 +147,11 @@ func Main(args []string, env Env, s Streams) int {
 		return exitInfrastructure
 	case errors.As(err, &exit):
 		if exit.msg != "" {
-			fmt.Fprintf(s.Stderr, "%s: %s\n", a.name, exit.msg)
+			fmt.Fprintf(s.Stderr, "%s: %s\n", a.name, redisAdvice(exit.msg))
 		}
 		return exit.code
 	}
-	fmt.Fprintf(s.Stderr, "%s: %s\n", a.name, oneLine(err.Error()))
+	fmt.Fprintf(s.Stderr, "%s: %s\n", a.name, redisAdvice(oneLine(err.Error())))
 	return exitInfrastructure
 }
 

@@ -23,7 +23,8 @@ type target struct {
 	// Redis is the server's URL; "" when none was given (hopper run then
 	// starts the embedded server).
 	Redis string
-	// redisFrom names where Redis came from (--redis or a variable).
+	// redisFrom names where Redis came from: --redis, the variable, or
+	// embeddedFrom.
 	redisFrom string
 	// TLS is how a rediss:// connection checks the server (see tls.go).
 	TLS tlsFiles
@@ -32,15 +33,26 @@ type target struct {
 type targetFlags struct {
 	build, redis *string
 	tls          tlsFlags
+	// redisVars are the variables --redis falls back to, in order.
+	redisVars []string
 }
 
+// sharedRedisVars are the fallbacks of --redis for work, report, status and
+// events, which CI points at its Redis. hopper run reads HOPPER_REDIS_URL
+// alone (runRedisVars): REDIS_URL is often exported for an application's
+// own database, which a local run must not write into.
+var (
+	sharedRedisVars = []string{"HOPPER_REDIS_URL", "REDIS_URL"}
+	runRedisVars    = []string{"HOPPER_REDIS_URL"}
+)
+
 func addTargetFlags(f *flagSet) targetFlags {
-	return targetFlags{build: f.String("build", ""), redis: f.String("redis", ""), tls: addTLSFlags(f)}
+	return targetFlags{build: f.String("build", ""), redis: f.String("redis", ""), tls: addTLSFlags(f), redisVars: sharedRedisVars}
 }
 
 // resolve applies the fallbacks of --build (HOPPER_BUILD_ID, then the CI's
-// build id) and --redis (HOPPER_REDIS_URL, then REDIS_URL). A missing build
-// id is an error only when needBuild.
+// build id) and --redis (tf.redisVars). A missing build id is an error only
+// when needBuild.
 func (tf targetFlags) resolve(f *flagSet, env Env, needBuild bool) (target, error) {
 	var t target
 	switch {
@@ -79,7 +91,7 @@ func (tf targetFlags) resolve(f *flagSet, env Env, needBuild bool) (target, erro
 			return t, usagef("--redis must not be empty")
 		}
 	} else {
-		t.Redis, t.redisFrom = env.first("HOPPER_REDIS_URL", "REDIS_URL")
+		t.Redis, t.redisFrom = env.first(tf.redisVars...)
 	}
 	if t.Redis != "" {
 		if _, err := redisOption(t.Redis, t.redisFrom); err != nil {
@@ -89,6 +101,19 @@ func (tf targetFlags) resolve(f *flagSet, env Env, needBuild bool) (target, erro
 	var err error
 	t.TLS, err = tf.tls.resolve(f, env, t)
 	return t, err
+}
+
+// embeddedFrom is the redisFrom of hopper run's embedded server.
+const embeddedFrom = "embedded"
+
+// redisShown names t's Redis and where it came from, for the first line
+// of every command and for its errors: "redis://h:6379 (from REDIS_URL)",
+// the password hidden.
+func (t target) redisShown() string {
+	if t.redisFrom == embeddedFrom {
+		return "the embedded server (" + t.Redis + ")"
+	}
+	return redact(t.Redis) + " (from " + t.redisFrom + ")"
 }
 
 // needRedis refuses a target without Redis, for every command but run.

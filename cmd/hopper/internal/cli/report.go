@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hopper-queue/hopper/cmd/hopper/internal/htmlreport"
 	"github.com/hopper-queue/hopper/report"
 	"github.com/redis/rueidis"
 )
@@ -13,7 +12,7 @@ import (
 func (a *app) report(args []string) error {
 	f := newFlagSet("report")
 	tf := addTargetFlags(f)
-	timeout := f.String("timeout", secondsText(report.DefaultTimeout))
+	wait := addWaitFlag(f)
 	initTimeout := f.String("init-timeout", secondsText(report.DefaultInitTimeout))
 	inactive := f.String("inactive-timeout", secondsText(report.DefaultInactiveTimeout))
 	of := addOutputFlags(f)
@@ -23,7 +22,7 @@ func (a *app) report(args []string) error {
 	}
 	var c checks
 	var opts report.Options
-	c.seconds(&opts.Timeout, "timeout", *timeout)
+	wait.resolve(f, &c, &opts.Timeout, a.s.Stderr, a.name)
 	c.seconds(&opts.InitTimeout, "init-timeout", *initTimeout)
 	c.seconds(&opts.InactiveTimeout, "inactive-timeout", *inactive)
 	outs := of.resolve(&c)
@@ -38,6 +37,7 @@ func (a *app) report(args []string) error {
 	if err != nil {
 		return err
 	}
+	a.announce(t)
 	defer client.Close()
 	return exitCode(a.judge(client, t.BuildID, outs, opts))
 }
@@ -55,12 +55,19 @@ func (a *app) judgeIn(ctx context.Context, client rueidis.Client, buildID string
 		if a.interrupted() {
 			fmt.Fprintf(a.s.Stderr, "%s: interrupted\n", a.name)
 		} else {
-			fmt.Fprintf(a.s.Stderr, "%s: %s\n", a.name, oneLine(err.Error()))
+			fmt.Fprintf(a.s.Stderr, "%s: %s\n", a.name, redisAdvice(oneLine(err.Error())))
 		}
 		return exitInfrastructure
 	}
 	if err := r.WriteConsole(a.s.Stdout); err != nil {
 		fmt.Fprintf(a.s.Stderr, "%s: %v\n", a.name, err)
+	}
+	if r.Err != nil {
+		// A read Redis refused is in the verdict in the server's words;
+		// what to do about it goes to stderr.
+		if msg := oneLine(r.Err.Error()); redisAdvice(msg) != msg {
+			fmt.Fprintf(a.s.Stderr, "%s: %s\n", a.name, redisAdvice(msg))
+		}
 	}
 	code := r.ExitCode
 	for _, out := range []struct {
@@ -70,7 +77,7 @@ func (a *app) judgeIn(ctx context.Context, client rueidis.Client, buildID string
 		{outs.SummaryOut, "summary", r.WriteSummary},
 		{outs.FailedOut, "failed units", r.WriteFailed},
 		{outs.JUnitOut, "JUnit report", r.WriteJUnit},
-		{outs.HTMLOut, "HTML report", func(p string) error { return htmlreport.Write(r, p) }},
+		{outs.HTMLOut, "HTML report", r.WriteHTML},
 	} {
 		if out.path == "" {
 			continue

@@ -15,6 +15,7 @@ import (
 func (a *app) run(args []string) error {
 	f := newFlagSet("run")
 	wf := addWorkFlags(f, "jobs", "j")
+	wf.target.redisVars = runRedisVars
 	positional, command, err := f.Parse(args)
 	if err != nil {
 		return err
@@ -41,22 +42,18 @@ func (a *app) run(args []string) error {
 	}
 	a.warn(o)
 
-	where := o.Redis
-	embed := o.Redis == ""
 	opts := o.Outputs.reportOptions()
-	if embed {
+	if o.Redis == "" {
 		srv, err := embedded.Start()
 		if err != nil {
 			return exitf(exitInfrastructure, "%v", err)
 		}
 		defer srv.Close()
-		o.Redis, o.redisFrom, where = srv.URL(), "embedded server", "the embedded server ("+srv.URL()+")"
+		o.Redis, o.redisFrom = srv.URL(), embeddedFrom
 		o.embedded = true
 		// No one else can finish the build: when these workers are done,
 		// the report judges at once.
 		opts.Timeout, opts.InitTimeout = time.Millisecond, time.Millisecond
-	} else {
-		where = redact(where)
 	}
 	client, err := a.connect(o.target)
 	if err != nil {
@@ -68,7 +65,7 @@ func (a *app) run(args []string) error {
 	o.pollInterval = 100 * time.Millisecond
 	// And no other machine reclaims what an aborted slot leaves.
 	o.restartAborted = true
-	fmt.Fprintf(a.s.Stderr, "hopper run: build %s, %d unit(s), %d worker(s), on %s\n", o.BuildID, len(units), o.Processes, where)
+	fmt.Fprintf(a.s.Stderr, "hopper run: build %s, %d unit(s), %d worker(s), on %s%s\n", o.BuildID, len(units), o.Processes, o.redisShown(), a.redisURLLeft(o.target))
 	code := a.runWorkers(client, o, units)
 	if a.interrupted() {
 		return a.partialReport(client, o, opts)
@@ -78,6 +75,18 @@ func (a *app) run(args []string) error {
 	}
 	fmt.Fprintln(a.s.Stdout)
 	return exitCode(a.judge(client, o.BuildID, o.Outputs, opts))
+}
+
+// redisURLLeft notes, on the embedded server, a REDIS_URL that hopper run
+// left alone, so that no one wonders why their Redis stayed empty.
+func (a *app) redisURLLeft(t target) string {
+	if t.redisFrom != embeddedFrom {
+		return ""
+	}
+	if v, _ := a.env.first("REDIS_URL"); v == "" {
+		return ""
+	}
+	return "; REDIS_URL is not read by hopper run: give --redis or HOPPER_REDIS_URL to run on that Redis"
 }
 
 // generatedBuildID names a build of hopper run that was given no id:

@@ -36,6 +36,9 @@ func (a *app) status(args []string) error {
 	defer client.Close()
 
 	watch := !*once && isTerminal(a.s.Stdout) && a.env["TERM"] != "dumb"
+	if !watch {
+		a.announce(t)
+	}
 	tracker := live.NewTracker(client, t.BuildID)
 	if watch {
 		fmt.Fprint(a.s.Stdout, "\x1b[2J") // a clean screen to redraw on
@@ -53,6 +56,10 @@ func (a *app) status(args []string) error {
 			return exitf(exitInfrastructure, "reading build %s: %s", t.BuildID, oneLine(err.Error()))
 		}
 		var b strings.Builder
+		if watch {
+			// The screen is redrawn: the Redis is named on its first line.
+			fmt.Fprintf(&b, "%s: on Redis %s\n", a.name, t.redisShown())
+		}
 		_ = live.WriteStatus(&b, s)
 		if watch {
 			// Home, draw, erase what is left of the previous view. The

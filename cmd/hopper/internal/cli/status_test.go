@@ -196,7 +196,8 @@ func TestStatusFitsTheScreen(t *testing.T) {
 	frames := strings.Split(seen(), "\x1b[H")
 	require.GreaterOrEqual(t, len(frames), 4, "got %q", seen())
 	frame := frames[2]
-	assert.True(t, strings.HasPrefix(frame, "build "+build+": running"), "the headline first: got %q", frame)
+	assert.True(t, strings.HasPrefix(frame, "hopper status: on Redis "), "the Redis first: got %q", frame)
+	assert.Contains(t, frame, "\nbuild "+build+": running", "then the headline: got %q", frame)
 	lines := strings.Split(strings.TrimSuffix(frame, "\x1b[J"), "\n")
 	assert.LessOrEqual(t, strings.Count(frame, "\n"), rows-1, "no more lines than the screen holds, the cursor on it: got %q", frame)
 	assert.Contains(t, frame, "more lines", "what was left out is said: got %q", frame)

@@ -9,13 +9,15 @@ reclaims them within budgets, and gives the build one verdict.
 Usage:
   hopper run [-j N] [flags] [units...] -- COMMAND ARGS...
         the whole suite on this machine: publish, N workers, the report
-        (on an embedded Redis unless --redis, HOPPER_REDIS_URL or
-        REDIS_URL names one)
+        (on an embedded Redis unless --redis or HOPPER_REDIS_URL names
+        one; REDIS_URL is read by the other commands alone)
   hopper work [flags] [units...] -- COMMAND ARGS...
         one CI machine's worker: take units of the shared build until it is done
   hopper report [flags]     wait for the build, print its verdict, exit 0/1/2/3
   hopper status [flags]     a live view of a build while it runs
   hopper events [flags]     the build's attempt log as JSON lines
+  hopper version            hopper's version, VCS revision and Go version
+                            (also --version)
 
 COMMAND runs once per attempt at a unit, with every {unit} in its arguments
 replaced by the unit id, and HOPPER_UNIT, HOPPER_BUILD_ID, HOPPER_WORKER_ID and
@@ -93,10 +95,11 @@ its code (0 passed, 1 failed, 2 infrastructure, 3 incomplete); when a worker
 slot failed (a fingerprint mismatch, Redis lost), 2 with no report. A slot
 whose unit ran past --max-unit-duration + --timeout goes on as a new worker
 (<slot id>.r2, ...), which reclaims that unit after --timeout, within
---max-reclaims, and runs the rest. Without --redis
-(and without HOPPER_REDIS_URL or REDIS_URL) it runs on an embedded in-process
-Redis-compatible server, so nothing needs to be installed; with --redis, other
-machines can join the build with hopper work.
+--max-reclaims, and runs the rest. Without --redis (and without
+HOPPER_REDIS_URL) it runs on an embedded in-process Redis-compatible server,
+so nothing needs to be installed; REDIS_URL, often an application's own
+database, is not read. With --redis, other machines can join the build with
+hopper work.
 
 COMMAND is run as by hopper work (see hopper work --help).
 
@@ -104,7 +107,7 @@ Flags:
   -j, --jobs N             worker slots (default the number of CPUs)
   --build ID               build id (default generated; [HOPPER_BUILD_ID, then the CI's])
   --redis URL              a real Redis or Redis Cluster (forms below)
-                           [HOPPER_REDIS_URL, REDIS_URL]
+                           [HOPPER_REDIS_URL; never REDIS_URL]
   --worker ID              worker id prefix [HOPPER_WORKER_ID, then the CI's
                            node index, then <hostname>-<pid>]
   --units-from FILE, --unit-type, --revision, --timeout, --max-unit-duration,
@@ -118,24 +121,30 @@ Flags:
 const reportUsage = `Usage: hopper report [flags]
 
 Waits for the build to be published and for every unit to be finalized, reads
-its attempt log, prints the verdict and exits with its code: 0 passed,
-1 failed (a unit failed, or too few examples), 2 infrastructure (no build,
-Redis unreachable), 3 incomplete (units never finalized, state expired,
-publishing failed). It only reads.
+its attempt log, prints the verdict and exits with its code (0 passed,
+1 failed, 2 infrastructure, 3 incomplete): failed when a unit failed or too
+few examples ran, infrastructure when there is no build or Redis cannot be
+read, incomplete when units were never finalized, the state expired or
+publishing failed. It only reads.
 
 Flags:
   --build ID                 build id [HOPPER_BUILD_ID, then the CI's]
   --redis URL                the Redis or Redis Cluster (forms below)
                              [HOPPER_REDIS_URL, REDIS_URL]
-  --timeout SECONDS          wait for completion (default 1080)
+  --wait SECONDS             wait for completion (default 1080); --timeout is
+                             its old name, deprecated: it warns
   --init-timeout SECONDS     wait for the build to appear (default 300)
   --inactive-timeout SECONDS give up when no worker was seen this long (default 300)
   --summary-out FILE         JSON summary
   --failed-out FILE          failed and never-finalized unit ids, one a line
-  --junit-out FILE           JUnit XML, one test case per unit
+  --junit-out FILE           JUnit XML: a test suite per unit, with a test case
+                             per test when its command reported them (go test
+                             -json, a JUnit file in $HOPPER_JUNIT), else one
   --html-out FILE            self-contained HTML report with a timeline
   --allow-empty              a build of zero examples passes
-  --min-examples N           fail with fewer examples (default 0)
+  --min-examples N           fail with fewer examples (default 0); examples
+                             are the tests the publisher counted, else the
+                             units
 ` + redisForms
 
 const statusUsage = `Usage: hopper status [flags]
@@ -168,6 +177,12 @@ Flags:
                  [HOPPER_REDIS_URL, REDIS_URL]
   --follow, -f   keep following the log
 ` + redisForms
+
+const versionUsage = `Usage: hopper version (or hopper --version)
+
+Prints hopper's module version, the VCS revision it was built from (marked
+"modified" when the checkout had changes) and the Go version that built it.
+`
 
 // redisForms ends the help of every command that takes --redis: the forms
 // redisOption reads.

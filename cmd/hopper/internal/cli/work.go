@@ -14,6 +14,7 @@ import (
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/console"
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/live"
 	"github.com/hopper-queue/hopper/queue"
+	"github.com/hopper-queue/hopper/timings"
 	"github.com/hopper-queue/hopper/worker"
 	"github.com/redis/rueidis"
 )
@@ -50,6 +51,7 @@ func (a *app) work(args []string) error {
 		return err
 	}
 	defer client.Close()
+	a.announce(o.target)
 	code := a.runWorkers(client, o, units)
 	if a.interrupted() {
 		return exitf(exitInfrastructure, "interrupted: the units that were running go to the other workers once they have been silent for --timeout")
@@ -121,7 +123,7 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 	cons := a.console(o.Progress)
 	suite := worker.Suite{
 		Units: units, UnitType: o.UnitType, Revision: o.Revision,
-		Command: attempt.Quote(o.Command),
+		Command: attempt.Quote(o.Command), Project: workingProject(),
 	}
 	store, _ := a.timingsStoreFor(o, client, suite.ID(), cons.Err())
 	suite.Expected = a.loadTimings(store, units, cons.Err())
@@ -156,7 +158,7 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 			}
 		}()
 	}
-	stop := a.progress(client, o.BuildID, cons, o.Progress)
+	stop := a.progress(client, o.BuildID, suite.Expected, cons, o.Progress)
 	wg.Wait()
 	stop()
 	a.recordTimings(store, measured, cons.Err())
@@ -165,14 +167,17 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 	}
 
 	seen := map[string]bool{}
-	for _, err := range errs {
+	for i, err := range errs {
 		if err == nil {
 			continue
 		}
 		if a.interrupted() && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 			continue // the command says it once
 		}
-		msg := describe(err)
+		msg, ok := a.explainMismatch(client, o.BuildID, ids[i], suite, err)
+		if !ok {
+			msg = a.explainAbort(client, o.target, describe(err))
+		}
 		if !seen[msg] {
 			seen[msg] = true
 			fmt.Fprintf(cons.Err(), "%s: %s\n", a.name, msg)
@@ -206,7 +211,7 @@ func describe(err error) string {
 	if errors.As(err, &fm) {
 		return oneLine(err.Error()) + ": every worker of a build must be given the same units, --unit-type, command and --revision"
 	}
-	return oneLine(err.Error())
+	return redisAdvice(oneLine(err.Error()))
 }
 
 // header is the line printed before the output of an attempt that counts.
@@ -239,7 +244,7 @@ const (
 )
 
 // progress follows the build on the console until stop is called.
-func (a *app) progress(client rueidis.Client, buildID string, cons *console.Console, mode string) (stop func()) {
+func (a *app) progress(client rueidis.Client, buildID string, expected timings.Table, cons *console.Console, mode string) (stop func()) {
 	if mode == "off" {
 		return func() {}
 	}
@@ -248,6 +253,7 @@ func (a *app) progress(client rueidis.Client, buildID string, cons *console.Cons
 	go func() {
 		defer close(done)
 		t := live.NewTracker(client, buildID)
+		t.Expected = expected
 		interval := plainInterval
 		if cons.Live() {
 			interval = liveInterval

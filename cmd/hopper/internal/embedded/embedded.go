@@ -9,6 +9,13 @@
 // RETRYCOUNT as well, so it holds on both.
 //
 // Keys expire on the wall clock, as in Redis (miniredis's ClockTTL).
+//
+// It stays internal to the command: a Go program that wants a build on
+// one machine without Redis can start miniredis itself in three lines
+// (NewMiniRedis, ClockTTL, StartAddr) and hand its address to
+// rueidis.NewClient, and hopper would otherwise have to keep this thin
+// wrapper stable as library API, and tie the library's users to
+// miniredis's version.
 package embedded
 
 import (

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/hopper-queue/hopper/report"
 )
 
 // Line is the one live line of a terminal: short enough for one row.
@@ -18,7 +20,7 @@ func (s Snapshot) Line() string {
 	if s.Failed > 0 {
 		fmt.Fprintf(&b, "  failed %d", s.Failed)
 	}
-	fmt.Fprintf(&b, "  busy %d/%d  %s", s.ActiveWorkers(), len(s.Workers), Duration(s.Elapsed))
+	fmt.Fprintf(&b, "  busy %d/%d  %s", s.ActiveWorkers(), s.Slots(), Duration(s.Elapsed))
 	if eta, ok := s.ETA(); ok && !s.Complete() {
 		fmt.Fprintf(&b, "  ETA %s", Duration(eta))
 	}
@@ -30,7 +32,7 @@ func (s Snapshot) Line() string {
 func (s Snapshot) Plain() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "progress: %d of %d units finalized (%d%%), %d retrying, %d failed, %d of %d workers busy, %s elapsed",
-		s.Finalized, s.Total, s.percent(), len(s.Retrying), s.Failed, s.ActiveWorkers(), len(s.Workers), Duration(s.Elapsed))
+		s.Finalized, s.Total, s.percent(), len(s.Retrying), s.Failed, s.ActiveWorkers(), s.Slots(), Duration(s.Elapsed))
 	if eta, ok := s.ETA(); ok && !s.Complete() {
 		fmt.Fprintf(&b, ", ETA %s", Duration(eta))
 	}
@@ -105,17 +107,4 @@ func orDash(s string) string {
 }
 
 // Duration prints d for people: 0.4s, 12s, 1m02s, 1h03m.
-func Duration(d time.Duration) string {
-	switch {
-	case d < 0:
-		d = 0
-		fallthrough
-	case d < 10*time.Second:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
-}
+func Duration(d time.Duration) string { return report.FormatDuration(d) }

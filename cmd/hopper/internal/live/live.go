@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
 	"github.com/hopper-queue/hopper/report"
+	"github.com/hopper-queue/hopper/timings"
 	"github.com/redis/rueidis"
 )
 
@@ -53,6 +55,22 @@ type Snapshot struct {
 	// Timeout is the publisher's reclaim timeout (meta), by which a worker
 	// counts as active.
 	Timeout time.Duration
+	// Running are the units live workers hold, with how long each has run;
+	// Pending the manifest's units neither finalized nor running (nil when
+	// meta does not list the units: then only their number is known).
+	Running []RunningUnit
+	Pending []string
+	// Expected is what earlier builds measured of the suite's units (the
+	// Tracker's), Measured what this build's finalized attempts took: the
+	// ETA's knowledge (see eta.go).
+	Expected, Measured timings.Table
+}
+
+// RunningUnit is a unit a live worker holds.
+type RunningUnit struct {
+	UnitID, WorkerID string
+	// For is how long it has run: since its latest delivery or reclaim.
+	For time.Duration
 }
 
 // UnitRetry is a unit waiting for, or running, another attempt.
@@ -74,6 +92,9 @@ type Worker struct {
 	Processed   int64
 	// Active: it holds a unit and was seen within the timeout.
 	Active bool
+	// Aborted: it abandoned the unit it still names (it ran past its max
+	// unit duration) and is gone; it is no slot, though recently seen.
+	Aborted bool
 }
 
 // Complete reports whether every unit has its final state.
@@ -83,25 +104,27 @@ func (s Snapshot) Complete() bool {
 
 // ActiveWorkers counts the active workers: those holding a unit and seen
 // within the timeout (Worker.Active), so that one that died holding a unit
-// is not counted busy.
+// is not counted busy, nor one that aborted it.
 func (s Snapshot) ActiveWorkers() int {
 	n := 0
 	for _, w := range s.Workers {
-		if w.Active {
+		if w.Active && !w.Aborted {
 			n++
 		}
 	}
 	return n
 }
 
-// ETA estimates the time left from the pace so far; ok is false before the
-// first unit is finalized.
-func (s Snapshot) ETA() (time.Duration, bool) {
-	if s.Finalized <= 0 || s.Elapsed <= 0 || s.Total <= s.Finalized {
-		return 0, s.Total > 0 && s.Finalized >= s.Total
+// Slots counts the live workers: seen within the timeout and not aborted,
+// busy or idle.
+func (s Snapshot) Slots() int {
+	n := 0
+	for _, w := range s.Workers {
+		if w.LastSeen < s.Timeout && !w.Aborted {
+			n++
+		}
 	}
-	per := s.Elapsed / time.Duration(s.Finalized)
-	return per * time.Duration(s.Total-s.Finalized), true
+	return n
 }
 
 // unit is what the log has said about one unit so far.
@@ -115,6 +138,10 @@ type unit struct {
 // Tracker follows one build. Each Poll reads only the log entries written
 // since the last. Not safe for concurrent use.
 type Tracker struct {
+	// Expected is what earlier builds measured of the suite's units, for
+	// the ETA; nil: this build's own measures alone.
+	Expected timings.Table
+
 	build   *queue.Build
 	openErr error // the build id queue.Open refused, returned by Poll
 	buildID string
@@ -134,6 +161,12 @@ type tally struct {
 	abandon int
 	// lastFinalMS is the server time of the latest finalization read.
 	lastFinalMS int64
+	// startedMS is when each unit was last delivered or reclaimed;
+	// measured what its finalized attempt took; abandoned the unit each
+	// worker abandoned last.
+	startedMS map[string]int64
+	measured  timings.Table
+	abandoned map[string]string
 }
 
 // NewTracker follows build buildID through client, which the caller owns.
@@ -147,7 +180,7 @@ func NewTracker(client rueidis.Client, buildID string) *Tracker {
 func (t *Tracker) round(n int) *tally {
 	r, ok := t.rounds[n]
 	if !ok {
-		r = &tally{units: map[string]*unit{}}
+		r = &tally{units: map[string]*unit{}, startedMS: map[string]int64{}, measured: timings.Table{}, abandoned: map[string]string{}}
 		t.rounds[n] = r
 	}
 	return r
@@ -198,15 +231,49 @@ func (t *Tracker) Poll(ctx context.Context) (Snapshot, error) {
 		s.Elapsed = end.Sub(time.UnixMilli(meta.ReadyAtMS))
 	}
 	r.sum(&s)
-	for _, w := range report.ParseWorkers(workers) {
-		v := Worker{ID: w.ID, Processed: int64(w.Processed), LastSeen: now.Sub(time.UnixMilli(w.LastSeenMS))}
+	for i := range s.FailedUnits {
+		s.FailedUnits[i].Reason = report.ReasonShown(s.FailedUnits[i].Reason, &meta)
+	}
+	r.addWorkers(&s, report.ParseWorkers(workers))
+	s.Expected, s.Measured = t.Expected, maps.Clone(r.measured)
+	r.place(&s, meta.UnitIDs)
+	return s, nil
+}
+
+// addWorkers gives s the workers' records as of s.Now: active when holding
+// a unit and seen within the timeout, aborted when the unit they hold is
+// the one the log says they abandoned.
+func (t *tally) addWorkers(s *Snapshot, ws []report.Worker) {
+	for _, w := range ws {
+		v := Worker{ID: w.ID, Processed: int64(w.Processed), LastSeen: s.Now.Sub(time.UnixMilli(w.LastSeenMS))}
 		if w.CurrentUnit != nil {
 			v.CurrentUnit = *w.CurrentUnit
 		}
 		v.Active = v.CurrentUnit != "" && v.LastSeen < s.Timeout
+		v.Aborted = v.CurrentUnit != "" && t.abandoned[v.ID] == v.CurrentUnit
 		s.Workers = append(s.Workers, v)
 	}
-	return s, nil
+}
+
+// place sorts the units not finalized into those live workers run and
+// those still waiting.
+func (t *tally) place(s *Snapshot, manifest []string) {
+	running := map[string]bool{}
+	for _, w := range s.Workers {
+		if w.Active && !w.Aborted && !running[w.CurrentUnit] {
+			running[w.CurrentUnit] = true
+			run := RunningUnit{UnitID: w.CurrentUnit, WorkerID: w.ID}
+			if ms, ok := t.startedMS[w.CurrentUnit]; ok {
+				run.For = s.Now.Sub(time.UnixMilli(ms))
+			}
+			s.Running = append(s.Running, run)
+		}
+	}
+	for _, u := range manifest {
+		if x, ok := t.units[u]; (!ok || !x.finalized) && !running[u] {
+			s.Pending = append(s.Pending, u)
+		}
+	}
 }
 
 // readLog reads the attempt log's entries after the last one read.
@@ -233,15 +300,20 @@ func (t *tally) apply(ev events.Event) {
 		t.order = append(t.order, id)
 	}
 	switch ev.Type {
+	case events.TypeDelivered:
+		t.startedMS[id] = ev.AtMS
 	case events.TypeRequeued:
 		u.requeues++
 		u.retryIndex = ev.RetryIndex
 	case events.TypeReclaimed:
 		t.reclaim++
+		t.startedMS[id] = ev.AtMS
 	case events.TypeAbandoned:
 		t.abandon++
+		t.abandoned[ev.WorkerID] = id
 	case events.TypeFinalized:
 		u.finalized, u.outcome = true, ev.Outcome
+		t.measured[id] = time.Duration(ev.DurationMS * float64(time.Millisecond))
 		t.lastFinalMS = max(t.lastFinalMS, ev.AtMS)
 		if ev.Outcome == events.OutcomeFailed {
 			reason := ""

@@ -1,10 +1,11 @@
-// Package htmlreport renders a build's report as one self-contained HTML
-// file (--html-out): the verdict, the failed, flaky and abandoned units with
+package report
+
+// This file renders a build's report as one self-contained HTML file
+// (--html-out): the verdict, the failed, flaky and abandoned units with
 // their errors, and a timeline with one row per worker and one bar per
 // attempt, coloured by how it ended, retries and reclaims marked. It needs
 // no network: styles, the timeline (inline SVG) and the little script that
 // highlights a unit's attempts are all in the file.
-package htmlreport
 
 import (
 	"bytes"
@@ -19,12 +20,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/hopper-queue/hopper/cmd/hopper/internal/live"
 	"github.com/hopper-queue/hopper/events"
-	"github.com/hopper-queue/hopper/report"
 )
 
-//go:embed report.html.tmpl
+//go:embed html.tmpl
 var pageTemplate string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -41,24 +40,25 @@ const (
 	minBar     = 2
 )
 
-// Render returns the HTML report of r.
-func Render(r *report.Report) ([]byte, error) {
-	v := build(r)
+// HTML returns the report as one self-contained HTML page.
+func (r *Report) HTML() ([]byte, error) {
+	v := pageView(r)
 	var buf bytes.Buffer
 	if err := page.Execute(&buf, v); err != nil {
-		return nil, fmt.Errorf("htmlreport: %w", err)
+		return nil, fmt.Errorf("report: HTML: %w", err)
 	}
 	return buf.Bytes(), nil
 }
 
-// Write renders r to path, creating its parent folders; like the report's
-// other files, the page is written whole or not at all (report.WriteFile).
-func Write(r *report.Report, path string) error {
-	b, err := Render(r)
+// WriteHTML writes the HTML page to path, creating its parent folders;
+// like the report's other files, it is written whole or not at all
+// (WriteFile).
+func (r *Report) WriteHTML(path string) error {
+	b, err := r.HTML()
 	if err != nil {
 		return err
 	}
-	return report.WriteFile(path, b)
+	return WriteFile(path, b)
 }
 
 // view is what the template shows.
@@ -171,34 +171,34 @@ type tickView struct {
 
 type legendView struct{ Class, Label string }
 
-// build is the page's view of r.
-func build(r *report.Report) view {
+// pageView is the page's view of r.
+func pageView(r *Report) view {
 	v := view{
 		BuildID: r.BuildID, Verdict: string(r.Verdict), Headline: r.Headline, ExitCode: r.ExitCode,
 		Details: r.Details, VerdictClass: "other",
 	}
 	switch r.Verdict {
-	case report.VerdictPassed:
+	case VerdictPassed:
 		v.VerdictClass = "passed"
-	case report.VerdictFailed:
+	case VerdictFailed:
 		v.VerdictClass = "failed"
 	}
 	log := r.Log
 	if log == nil {
-		log = report.NewLog(nil) // a Report not made by Judge: render it empty
+		log = NewLog(nil) // a Report not made by Judge: render it empty
 	}
 	attempts := Attempts(log.Events())
 	v.addProblems(r, log)
 	v.addCounts(r, log, attempts)
 	v.Slowest = slowest(attempts, 10)
-	v.Timeline = timeline(r, attempts)
-	v.Workers = workers(r, v.Timeline.Rows, attempts)
+	v.Timeline = timelineOf(r, attempts)
+	v.Workers = workerViews(r, v.Timeline.Rows, attempts)
 	return v
 }
 
 // addProblems fills in the failed, flaky, abandoned and never finalized
 // units, and the workers' errors.
-func (v *view) addProblems(r *report.Report, log *report.Log) {
+func (v *view) addProblems(r *Report, log *Log) {
 	for _, f := range log.Failed() {
 		fv := failedView{Unit: f.UnitID, Worker: f.WorkerID, Reason: "(no reason)"}
 		if f.Reason != nil {
@@ -227,7 +227,7 @@ func (v *view) addProblems(r *report.Report, log *report.Log) {
 }
 
 // addCounts fills in the counts at the top of the page, after addProblems.
-func (v *view) addCounts(r *report.Report, log *report.Log, attempts []Attempt) {
+func (v *view) addCounts(r *Report, log *Log, attempts []Attempt) {
 	var total, passed int
 	if r.Meta != nil {
 		total = int(r.Meta.TotalUnits)
@@ -258,16 +258,16 @@ func slowest(attempts []Attempt, n int) []slowView {
 			ran = append(ran, a)
 		}
 	}
-	sort.SliceStable(ran, func(i, j int) bool { return length(ran[i]) > length(ran[j]) })
+	sort.SliceStable(ran, func(i, j int) bool { return attemptLength(ran[i]) > attemptLength(ran[j]) })
 	var out []slowView
 	for _, a := range ran[:min(len(ran), n)] {
-		out = append(out, slowView{Unit: a.Unit, Worker: a.Worker, End: a.End, DurationMS: length(a)})
+		out = append(out, slowView{Unit: a.Unit, Worker: a.Worker, End: a.End, DurationMS: attemptLength(a)})
 	}
 	return out
 }
 
-// workers is the workers' table, one line per timeline row.
-func workers(r *report.Report, rows []rowView, attempts []Attempt) []workerView {
+// workerViews is the workers' table, one line per timeline row.
+func workerViews(r *Report, rows []rowView, attempts []Attempt) []workerView {
 	var out []workerView
 	for _, row := range rows {
 		wv := workerView{ID: row.Worker, Processed: "0"}
@@ -335,16 +335,16 @@ func retriedAttempts(log []events.Event) map[string][]retriedView {
 	return out
 }
 
-// length is how long an attempt ran: the worker's own measure when it
+// attemptLength is how long an attempt ran: the worker's own measure when it
 // settled the attempt, else the time between its events.
-func length(a Attempt) float64 {
+func attemptLength(a Attempt) float64 {
 	if a.DurationMS > 0 {
 		return a.DurationMS
 	}
 	return float64(a.EndMS - a.StartMS)
 }
 
-func sumCounts(c report.UnitCounts) int64 {
+func sumCounts(c UnitCounts) int64 {
 	var n int64
 	for _, uc := range c {
 		n += uc.Count
@@ -352,7 +352,7 @@ func sumCounts(c report.UnitCounts) int64 {
 	return n
 }
 
-func timeline(r *report.Report, attempts []Attempt) *timelineView {
+func timelineOf(r *Report, attempts []Attempt) *timelineView {
 	// Rows: every worker that attempted something or has a record, by id.
 	seen := map[string]bool{}
 	var workers []string
@@ -403,7 +403,7 @@ func timeline(r *report.Report, attempts []Attempt) *timelineView {
 		b := barView{
 			X: bx, W: w, Y: float64(axisHeight + i*rowHeight + (rowHeight-barHeight)/2), H: barHeight,
 			Class: a.End, Unit: a.Unit, Retry: a.RetryIndex, Reclaimed: a.Reclaimed,
-			Title: title(a),
+			Title: attemptTitle(a),
 		}
 		if a.AbandonedAtMS > 0 {
 			b.Abandoned, b.AbandonX = true, x(a.AbandonedAtMS)
@@ -432,22 +432,22 @@ func timeline(r *report.Report, attempts []Attempt) *timelineView {
 	return tv
 }
 
-func title(a Attempt) string {
+func attemptTitle(a Attempt) string {
 	var b strings.Builder
 	b.WriteString(a.Unit)
 	switch {
 	case a.NoRun:
 		fmt.Fprintf(&b, ": finalized %s (%s) without running", a.End, a.Reason)
 	case a.End == EndRequeued:
-		fmt.Fprintf(&b, ": failed in %s, retried", fmtDuration(time.Duration(length(a))*time.Millisecond))
+		fmt.Fprintf(&b, ": failed in %s, retried", fmtDuration(time.Duration(attemptLength(a))*time.Millisecond))
 	case a.End == EndLost:
-		fmt.Fprintf(&b, ": lost after %s, reclaimed by another worker", fmtDuration(time.Duration(length(a))*time.Millisecond))
+		fmt.Fprintf(&b, ": lost after %s, reclaimed by another worker", fmtDuration(time.Duration(attemptLength(a))*time.Millisecond))
 	case a.End == EndStale:
-		fmt.Fprintf(&b, ": finished after %s, result refused (reclaimed meanwhile)", fmtDuration(time.Duration(length(a))*time.Millisecond))
+		fmt.Fprintf(&b, ": finished after %s, result refused (reclaimed meanwhile)", fmtDuration(time.Duration(attemptLength(a))*time.Millisecond))
 	case a.End == EndRunning:
-		fmt.Fprintf(&b, ": no end recorded (%s so far)", fmtDuration(time.Duration(length(a))*time.Millisecond))
+		fmt.Fprintf(&b, ": no end recorded (%s so far)", fmtDuration(time.Duration(attemptLength(a))*time.Millisecond))
 	default:
-		fmt.Fprintf(&b, ": %s in %s", a.End, fmtDuration(time.Duration(length(a))*time.Millisecond))
+		fmt.Fprintf(&b, ": %s in %s", a.End, fmtDuration(time.Duration(attemptLength(a))*time.Millisecond))
 		if a.Reason != "" {
 			fmt.Fprintf(&b, " (%s)", a.Reason)
 		}
@@ -486,13 +486,13 @@ func niceStep(d time.Duration, n int) time.Duration {
 	return 24 * time.Hour
 }
 
-// fmtDuration is live.Duration, but in milliseconds below a second: a
+// fmtDuration is FormatDuration, but in milliseconds below a second: a
 // timeline's short attempts would all read 0.0s.
 func fmtDuration(d time.Duration) string {
 	if d < time.Second {
 		return fmt.Sprintf("%dms", max(d, 0).Milliseconds())
 	}
-	return live.Duration(d)
+	return FormatDuration(d)
 }
 
 // charWidth is the width of one character of a bar's label (11px

@@ -1,4 +1,4 @@
-package htmlreport
+package report
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/hopper-queue/hopper/events"
-	"github.com/hopper-queue/hopper/report"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,13 +73,13 @@ func TestRender(t *testing.T) {
 		ev(t, "finalized", evil, "w2", 2000, `,"outcome":"failed","duration_ms":990,"reason":"test_failure","errors":[{"example_id":"x","description":"sh x","class":"exit status 1","message":"</pre><script>alert(2)</script>","backtrace":["at line 1"]},{"truncated":3}]`),
 	}
 	n := int64(2)
-	r := report.Judge(report.Observation{
-		BuildID: "b<1>", Presence: report.PresenceMeta,
-		Meta:     report.Meta{State: report.StateReady, TotalUnits: 2, FinalizedCount: 2, ReadyAtMS: 900},
+	r := Judge(Observation{
+		BuildID: "b<1>", Presence: PresenceMeta,
+		Meta:     Meta{State: StateReady, TotalUnits: 2, FinalizedCount: 2, ReadyAtMS: 900},
 		Manifest: []string{"ok_test", evil}, FinalizedCount: &n, Events: log,
-		Workers: []report.Worker{{ID: "w1", Processed: 1}, {ID: "w2", Processed: 1}, {ID: "idle-worker"}},
-	}, report.Options{})
-	page, err := Render(r)
+		Workers: []Worker{{ID: "w1", Processed: 1}, {ID: "w2", Processed: 1}, {ID: "idle-worker"}},
+	}, Options{})
+	page, err := r.HTML()
 	require.NoError(t, err)
 	html := string(page)
 	assert.Contains(t, html, `<span class="verdict failed">failed</span>`)
@@ -106,20 +105,20 @@ func TestRenderWorkersAndBareReport(t *testing.T) {
 		ev(t, "finalized", "a", "w1", 1500, `,"outcome":"passed","duration_ms":500,"reason":null`),
 	}
 	n := int64(1)
-	r := report.Judge(report.Observation{
-		BuildID: "b1", Presence: report.PresenceMeta,
-		Meta:     report.Meta{State: report.StateReady, TotalUnits: 1, FinalizedCount: 1, ReadyAtMS: 900},
+	r := Judge(Observation{
+		BuildID: "b1", Presence: PresenceMeta,
+		Meta:     Meta{State: StateReady, TotalUnits: 1, FinalizedCount: 1, ReadyAtMS: 900},
 		Manifest: []string{"a"}, FinalizedCount: &n, Events: log,
-		Workers: []report.Worker{{ID: "w1", Processed: 1234567}, {ID: "w2", Processed: 2.5}},
-	}, report.Options{})
-	page, err := Render(r)
+		Workers: []Worker{{ID: "w1", Processed: 1234567}, {ID: "w2", Processed: 2.5}},
+	}, Options{})
+	page, err := r.HTML()
 	require.NoError(t, err)
 	html := string(page)
 	assert.Contains(t, html, `<td class="num">1234567</td>`)
 	assert.Contains(t, html, `<td class="num">2.5</td>`)
 	assert.NotContains(t, html, "e+06")
 
-	page, err = Render(&report.Report{BuildID: "by-hand", Verdict: report.VerdictPassed})
+	page, err = (&Report{BuildID: "by-hand", Verdict: VerdictPassed}).HTML()
 	require.NoError(t, err)
 	assert.Contains(t, string(page), "by-hand")
 }
@@ -136,12 +135,12 @@ func TestRenderFlakyErrors(t *testing.T) {
 		ev(t, "finalized", "flaky_test", "w1", 1600, `,"outcome":"passed","duration_ms":95,"reason":null,"retry_index":2,"ownership_generation":3`),
 	}
 	n := int64(1)
-	r := report.Judge(report.Observation{
-		BuildID: "b1", Presence: report.PresenceMeta,
-		Meta:     report.Meta{State: report.StateReady, TotalUnits: 1, FinalizedCount: 1, ReadyAtMS: 900},
+	r := Judge(Observation{
+		BuildID: "b1", Presence: PresenceMeta,
+		Meta:     Meta{State: StateReady, TotalUnits: 1, FinalizedCount: 1, ReadyAtMS: 900},
 		Manifest: []string{"flaky_test"}, FinalizedCount: &n, Events: log,
-	}, report.Options{})
-	page, err := Render(r)
+	}, Options{})
+	page, err := r.HTML()
 	require.NoError(t, err)
 	html := string(page)
 	assert.Contains(t, html, "<h2>Flaky units (passed after a retry)</h2>")
@@ -181,12 +180,12 @@ func TestTimelineLabelsAndIdleTail(t *testing.T) {
 		ev(t, "finalized", "long_unit_name", "w1", 10000, `,"outcome":"passed","duration_ms":9000,"reason":null`),
 	}
 	n := int64(3)
-	r := report.Judge(report.Observation{
-		BuildID: "b", Presence: report.PresenceMeta,
-		Meta:     report.Meta{State: report.StateReady, TotalUnits: 3, FinalizedCount: 3, ReadyAtMS: 1000},
+	r := Judge(Observation{
+		BuildID: "b", Presence: PresenceMeta,
+		Meta:     Meta{State: StateReady, TotalUnits: 3, FinalizedCount: 3, ReadyAtMS: 1000},
 		Manifest: []string{"long_unit_name", "a", "tiny"}, FinalizedCount: &n, Events: log,
-	}, report.Options{})
-	page, err := Render(r)
+	}, Options{})
+	page, err := r.HTML()
 	require.NoError(t, err)
 	html := string(page)
 	assert.Contains(t, html, `<text class="unit" x="173" y="28" dy="10.5">long_unit_name</text>`)

@@ -71,7 +71,8 @@ func (e *engine) workerReads(ctx context.Context, c rueidis.DedicatedClient, t *
 // refusalOnKept is the rule every engine path keeps: reads made before the
 // call (kept reads, a kept watch) may back a commit, whose EXEC checks
 // them, never a refusal, which nothing checks. A refusal decided on them
-// (err non-nil, kept) starts the transition over on fresh reads.
+// (err non-nil, kept) starts the transition over on fresh reads
+// (docs/design.md#reads-from-before-the-call).
 func refusalOnKept(kept bool, err error) error {
 	if kept && err != nil {
 		return errRetry

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hopper-queue/hopper/budget"
 	"github.com/hopper-queue/hopper/fingerprint"
@@ -48,6 +49,11 @@ type Manifest struct {
 	// Seed and Revision are informational: the ordering seed and the source
 	// revision under test, when known.
 	Seed, Revision string
+	// Command is the suite's command as its workers were given it, when
+	// known. Informational: the fingerprint holds its digest, and this
+	// lets a worker whose suite differs say how (see package fingerprint).
+	// One over maxCommandBytes, or not UTF-8, is not recorded.
+	Command string
 	// Fingerprint identifies the suite (see package fingerprint). Zero means
 	// computed from UnitIDs, UnitType and Revision with an empty command.
 	// Otherwise its unit_ids, unit_type and revision digests must be those
@@ -83,6 +89,8 @@ const (
 	metaFingerprintIn = "fingerprint_inputs"
 	metaSeed          = "seed"
 	metaRevision      = "revision"
+	metaCommand       = "command"
+	maxCommandBytes   = 4096
 	metaMaxRequeues   = "max_requeues"
 	metaTolerance     = "requeue_tolerance"
 	metaMaxReclaims   = "max_reclaims"
@@ -204,6 +212,9 @@ func (m Manifest) metaFields() map[string]string {
 	if m.Revision != "" {
 		f[metaRevision] = m.Revision
 	}
+	if m.Command != "" && len(m.Command) <= maxCommandBytes && utf8.ValidString(m.Command) {
+		f[metaCommand] = m.Command // informational: one that cannot be kept is left out
+	}
 	return f
 }
 
@@ -230,7 +241,7 @@ func parseManifest(pm Meta) (Manifest, error) {
 	if pm.TotalUnits != int64(len(m.UnitIDs)) {
 		return m, badMetaField(meta, metaTotalUnits, fmt.Errorf("want %d, the length of unit_ids", len(m.UnitIDs)))
 	}
-	m.Seed, m.Revision = pm.Seed, pm.Revision
+	m.Seed, m.Revision, m.Command = pm.Seed, pm.Revision, meta[metaCommand]
 	m.Fingerprint.Sum = pm.Fingerprint
 	if raw, ok := meta[metaFingerprintIn]; ok {
 		if err := json.Unmarshal([]byte(raw), &m.Fingerprint.Inputs); err != nil {

@@ -77,6 +77,7 @@ func (s Suite) manifest(c Config) queue.Manifest {
 		LoadErrors:    s.LoadErrors,
 		Seed:          s.Seed,
 		Revision:      s.Revision,
+		Command:       s.Command,
 		Fingerprint:   s.Fingerprint(),
 		Budgets:       c.budgets(),
 		Timeout:       c.Timeout,

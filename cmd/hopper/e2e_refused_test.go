@@ -47,7 +47,7 @@ func TestRefusedJoinNamesTheValues(t *testing.T) {
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	code, _, errs = hopper(t, dir, baseEnv(), "work", "--build", build, "--redis", url, "--worker", "w2", "--revision", "r2", "a.sh", "--", "sh", "-e", "{unit}")
 	require.Equal(t, 2, code, errs)
-	want := "worker w2 refused build " + build + ": fingerprint mismatch, another suite (differing inputs: command, revision): command: here `sh -e {unit}`, the build's is not recorded in the build's meta (only its digest); revision: here r2, the build's r1"
+	want := "worker w2 refused build " + build + ": fingerprint mismatch, another suite (differing inputs: command, revision): command: here `sh -e {unit}`, the build's `sh {unit}`; revision: here r2, the build's r1"
 	assert.Contains(t, errs, "hopper work: "+want+"; every worker of a build")
 
 	code, out, _ = hopper(t, dir, baseEnv(), "report", "--build", build, "--redis", url)

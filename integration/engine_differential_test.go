@@ -13,7 +13,6 @@ package integration
 // sequences of 200 operations.
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -25,30 +24,18 @@ import (
 )
 
 func TestEngineDifferential(t *testing.T) {
-	seqs, ops := envInt(t, "HOPPER_ENGINE_SEQUENCES", 12), envInt(t, "HOPPER_ENGINE_OPS", 200)
-	seeds := engineSeeds(t, seqs)
-	cov := &refCoverage{counts: map[string]int{}}
-	start := time.Now()
-	t.Run("sequences", func(t *testing.T) {
-		for _, seed := range seeds {
-			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
-				t.Parallel()
-				t.Logf("seed %d: replay with HOPPER_ENGINE_SEED=%d", seed, seed)
-				r := newRefRunOn(t, newEngineSide(t, queue.EngineInline), newEngineSide(t, queue.EngineDefault), seed, cov)
-				r.label = fmt.Sprintf("seed %d (replay: HOPPER_ENGINE_SEED=%d)", seed, seed)
-				r.run(ops)
-			})
-		}
+	runSequences(t, "HOPPER_ENGINE", 12, 200, func(t *testing.T, seed uint64, cov *refCoverage) *refRun {
+		return newRefRunOn(t, newEngineSide(t, queue.EngineInline), newEngineSide(t, queue.EngineDefault), seed, cov)
 	})
-	cov.report(t, len(seeds), time.Since(start))
 }
 
-// engineSeeds are HOPPER_ENGINE_SEED alone, or n random seeds.
-func engineSeeds(t *testing.T, n int) []uint64 {
-	if s := os.Getenv("HOPPER_ENGINE_SEED"); s != "" {
+// seedsFrom is the seed the environment variable name gives, alone, to
+// replay one sequence, or n random seeds.
+func seedsFrom(t *testing.T, name string, n int) []uint64 {
+	if s := os.Getenv(name); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
-			t.Fatalf("HOPPER_ENGINE_SEED=%q: %v", s, err)
+			t.Fatalf("%s=%q: %v", name, s, err)
 		}
 		return []uint64{seed}
 	}

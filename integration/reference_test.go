@@ -67,29 +67,27 @@ import (
 
 func TestReferenceTransitions(t *testing.T) {
 	sha := loadReference(t)
-	seqs, ops := envInt(t, "HOPPER_REFERENCE_SEQUENCES", 20), envInt(t, "HOPPER_REFERENCE_OPS", 150)
-	var seeds []uint64
-	if s := os.Getenv("HOPPER_REFERENCE_SEED"); s != "" {
-		seed, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("HOPPER_REFERENCE_SEED=%q: %v", s, err)
-		}
-		seeds = []uint64{seed}
-	} else {
-		for range seqs {
-			seeds = append(seeds, rand.Uint64()%1e12)
-		}
-	}
+	runSequences(t, "HOPPER_REFERENCE", 20, 150, func(t *testing.T, seed uint64, cov *refCoverage) *refRun {
+		return newRefRun(t, sha, seed, cov)
+	})
+}
+
+// runSequences runs random sequences in parallel, each on builds of its
+// own made by newRun, and logs what they compared. The environment
+// variables prefix_SEED (one sequence to replay), prefix_SEQUENCES and
+// prefix_OPS (defaults seqs and ops) tune it.
+func runSequences(t *testing.T, prefix string, seqs, ops int, newRun func(*testing.T, uint64, *refCoverage) *refRun) {
+	seqs, ops = envInt(t, prefix+"_SEQUENCES", seqs), envInt(t, prefix+"_OPS", ops)
+	seeds := seedsFrom(t, prefix+"_SEED", seqs)
 	cov := &refCoverage{counts: map[string]int{}}
 	start := time.Now()
-	// The sequences run in parallel (each on builds of its own); the group
-	// returns once all are done.
-	t.Run("sequences", func(t *testing.T) {
+	t.Run("sequences", func(t *testing.T) { // returns once every sequence is done
 		for _, seed := range seeds {
 			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 				t.Parallel()
-				t.Logf("seed %d: replay with HOPPER_REFERENCE_SEED=%d", seed, seed)
-				r := newRefRun(t, sha, seed, cov)
+				t.Logf("seed %d: replay with %s_SEED=%d", seed, prefix, seed)
+				r := newRun(t, seed, cov)
+				r.label = fmt.Sprintf("seed %d (replay: %s_SEED=%d)", seed, prefix, seed)
 				r.run(ops)
 			})
 		}

@@ -197,6 +197,8 @@ type workOptions struct {
 	// restartAborted puts a new worker in the slot of one that aborted
 	// (hopper run: see runWorkers).
 	restartAborted bool
+	// goMode runs the units as Go packages (--go; see gomode.go).
+	goMode *goMode
 }
 
 type workFlags struct {
@@ -204,7 +206,7 @@ type workFlags struct {
 	worker, revision, unitType, unitsFrom, progress, timings, batch  *string
 	timeout, maxUnit, maxRequeues, tolerance, maxReclaims, processes *string
 	ttl, tombstoneTTL, initTimeout                                   *string
-	reportOnExit, retryFailed                                        *bool
+	reportOnExit, retryFailed, goNative                              *bool
 	outputs                                                          outputFlags
 }
 
@@ -229,6 +231,7 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		initTimeout:  f.String("init-timeout", secondsText(worker.DefaultInitTimeout)),
 		reportOnExit: f.Bool("report-on-exit"),
 		retryFailed:  f.Bool("retry-failed"),
+		goNative:     f.Bool("go"),
 		outputs:      addOutputFlags(f),
 	}
 }

@@ -35,9 +35,13 @@ func (a *app) run(args []string) error {
 	if o.BuildID == "" {
 		o.BuildID = generatedBuildID()
 	}
-	units, err := a.suiteInput(&o, positional, command)
+	units, err := a.unitsInput(f, wf, &o, positional, command)
 	if err != nil {
 		return err
+	}
+	defer o.goMode.close()
+	if o.goMode != nil {
+		o.goMode.ahead = true
 	}
 	a.warn(o)
 

@@ -60,7 +60,7 @@ func List(ctx context.Context, goTool, dir string, a Args) ([]Package, error) {
 	for _, p := range all {
 		switch {
 		case p.Error != nil && !p.HasTests():
-			return nil, fmt.Errorf("package %s: %s", p.ImportPath, oneLine(p.Error.Err))
+			return nil, fmt.Errorf("go list %s: %s", p.ImportPath, oneLine(p.Error.Err))
 		case p.HasTests():
 			out = append(out, p)
 		}

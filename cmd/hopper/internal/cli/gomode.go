@@ -3,10 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/gorun"
 	"github.com/hopper-queue/hopper/queue"
@@ -22,6 +24,7 @@ const goUnitType = "package"
 type goMode struct {
 	runner *gorun.Runner
 	pkgs   []gorun.Package
+	tests  map[string][]string // each package's top-level tests
 	// ahead compiles every package's binary in the build's order while the
 	// tests run: hopper run's one machine runs them all anyway.
 	ahead bool
@@ -87,7 +90,7 @@ func (a *app) goSuiteInput(f *flagSet, o *workOptions, positional, command []str
 		o.UnitType = goUnitType
 	}
 	o.Batch = 1
-	o.goMode = &goMode{pkgs: pkgs, runner: &gorun.Runner{
+	o.goMode = &goMode{pkgs: pkgs, tests: map[string][]string{}, runner: &gorun.Runner{
 		Args: args, Test2JSON: strings.TrimSpace(string(t2j)), Compiler: comp, Units: byID,
 		Supervisor: a.sup, BuildID: o.BuildID,
 	}}
@@ -161,4 +164,95 @@ func (g *goMode) close() {
 	if g != nil {
 		_ = g.runner.Compiler.Close()
 	}
+}
+
+// units decides the build's units. A build already published is joined
+// as its publisher split it, when its units cover exactly this worker's
+// packages (else the suite's fingerprint tells the mismatch); otherwise
+// this worker's packages go out, the slow ones as shards
+// (gorun.PlanShards) over slots.
+func (g *goMode) units(ctx context.Context, client rueidis.Client, buildID string, expected timings.Table, slots int) []string {
+	if ids, ok := g.published(ctx, client, buildID); ok {
+		return ids
+	}
+	tests := map[string]gorun.Splittable{}
+	for _, p := range g.pkgs {
+		t, err := gorun.ScanTests(p)
+		tests[p.ImportPath] = gorun.CanSplit(t, err, g.runner.Args.Run)
+		g.tests[p.ImportPath] = t.Names
+	}
+	var ids []string
+	for _, s := range gorun.PlanShards(g.pkgs, tests, expected, slots) {
+		all := g.tests[s.Package.ImportPath]
+		if len(s.Shards) == 0 {
+			ids = append(ids, s.Package.ImportPath)
+			continue
+		}
+		for _, shard := range s.Shards {
+			id := gorun.ShardID(s.Package.ImportPath, shard, all)
+			g.runner.Units[id] = gorun.Unit{ID: id, Package: s.Package, Tests: shard}
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// published reads the units of the build when it is published and they
+// are this worker's packages, whole or in shards it can read back.
+func (g *goMode) published(ctx context.Context, client rueidis.Client, buildID string) ([]string, bool) {
+	b, err := queue.Open(client, buildID, queue.Options{})
+	if err != nil {
+		return nil, false
+	}
+	ids, err := b.ReadUnitIDs(ctx)
+	if err != nil || len(ids) == 0 {
+		return nil, false
+	}
+	byPath := map[string]gorun.Package{}
+	for _, p := range g.pkgs {
+		byPath[p.ImportPath] = p
+	}
+	all := func(pkg string) ([]string, bool) {
+		p, ok := byPath[pkg]
+		if !ok {
+			return nil, false
+		}
+		t, err := gorun.ScanTests(p)
+		return t.Names, err == nil
+	}
+	covered := map[string]bool{}
+	units := map[string]gorun.Unit{}
+	for _, id := range ids {
+		pkg, tests, err := gorun.ParseUnitID(id, all)
+		if err != nil || byPath[pkg].ImportPath == "" {
+			return nil, false
+		}
+		covered[pkg] = true
+		units[id] = gorun.Unit{ID: id, Package: byPath[pkg], Tests: tests}
+	}
+	if len(covered) != len(byPath) {
+		return nil, false
+	}
+	maps.Copy(g.runner.Units, units)
+	return ids, true
+}
+
+// measured keeps the whole packages' durations and the tests' (which the
+// runner gives), not a shard's: a shard's id is this build's split only.
+func (g *goMode) measured(m *measurements) func(string, time.Duration) {
+	return func(unit string, d time.Duration) {
+		if gorun.PackageOf(unit) == unit {
+			m.add(unit, d)
+		}
+	}
+}
+
+// ciNodes is how many parallel jobs the CI runs the build on, when it says
+// (CircleCI, Buildkite, GitLab CI); 1 otherwise.
+func ciNodes(env Env) int {
+	v, _ := env.first("CIRCLE_NODE_TOTAL", "BUILDKITE_PARALLEL_JOB_COUNT", "CI_NODE_TOTAL")
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		return n
+	}
+	return 1
 }

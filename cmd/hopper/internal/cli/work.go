@@ -128,6 +128,7 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 	suite.Expected = a.loadTimings(store, units, cons.Err())
 	measured := &measurements{}
 	if o.goMode != nil {
+		suite.Units = o.goMode.units(a.ctx, client, o.BuildID, suite.Expected, o.Processes*ciNodes(a.env))
 		o.goMode.start(a.ctx, client, o.BuildID, suite.Expected, measured)
 	}
 	ids := slotIDs(o.WorkerID, o.Processes)
@@ -141,6 +142,9 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 				cfg := o.config(id)
 				cfg.Output, cfg.Log = cons.Out(), cons.Err()
 				cfg.Measured = measured.add
+				if o.goMode != nil {
+					cfg.Measured = o.goMode.measured(measured)
+				}
 				cfg.Batch, cfg.Slots = o.Batch, o.Processes
 				cmd := &attempt.Command{
 					Args: o.Command, BuildID: o.BuildID, WorkerID: id, Slot: i + 1,

@@ -17,8 +17,18 @@ import (
 	"github.com/redis/rueidis"
 )
 
-// goUnitType is --unit-type under --go, unless given.
-const goUnitType = "package"
+// goUnitType is --unit-type under --go, unless given: the report puts the
+// shards of a build of this type back under their package (goPartOf).
+const goUnitType = "go-package"
+
+// goPartOf is report.Options.PartOf: a shard of a --go build is a part of
+// its package.
+func goPartOf(unitType, unit string) string {
+	if unitType != goUnitType {
+		return ""
+	}
+	return gorun.PackageOf(unit)
+}
 
 // goMode is a --go build's machinery (see docs/cli.md#go-native-runs).
 type goMode struct {

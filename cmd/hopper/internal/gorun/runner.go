@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -109,8 +108,10 @@ func (r *Runner) attempt(ctx context.Context, u Unit, res queue.Reservation) ran
 		}
 	}
 	argv := r.argv(bin, pkg, tests)
+	// The binary gets the process's environment, as under go test, and
+	// the HOPPER_* variables of any attempt.
 	cmd := &attempt.Command{Args: argv, Dir: u.Package.Dir, BuildID: r.BuildID, WorkerID: res.WorkerID,
-		Supervisor: r.Supervisor, Env: r.environ(res.UnitID)}
+		Supervisor: r.Supervisor}
 	events, o := cmd.Run(ctx, res.UnitID)
 	rep, _ := testresults.ReadGoTestJSON(bytes.NewReader(events))
 	cases := rep.Cases
@@ -141,12 +142,6 @@ func (r *Runner) argv(bin, pkg string, tests []string) []string {
 		argv = append(argv, "-test.run="+r.Args.Run)
 	}
 	return argv
-}
-
-// environ is the process's environment, as go test gives it, and the
-// unit's id.
-func (r *Runner) environ(unit string) []string {
-	return append(os.Environ(), "HOPPER_UNIT="+unit)
 }
 
 // rerun is what the retry of unit runs, from its latest attempt in this

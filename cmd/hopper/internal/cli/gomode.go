@@ -1,11 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -244,6 +246,17 @@ func (g *goMode) published(ctx context.Context, client rueidis.Client, buildID s
 		return nil, false
 	}
 	maps.Copy(g.runner.Units, units)
+	// The stream holds them longest first; the fingerprint has them in
+	// the order they were given: go list's packages, a package's shards
+	// in its place, which publishing keeps among them (timings know no
+	// shard).
+	rank := map[string]int{}
+	for i, p := range g.pkgs {
+		rank[p.ImportPath] = i
+	}
+	slices.SortStableFunc(ids, func(a, b string) int {
+		return cmp.Compare(rank[gorun.PackageOf(a)], rank[gorun.PackageOf(b)])
+	})
 	return ids, true
 }
 

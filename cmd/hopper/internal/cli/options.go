@@ -154,7 +154,7 @@ func (of outputFlags) given(f *flagSet) string {
 }
 
 func (o outputs) reportOptions() report.Options {
-	return report.Options{AllowEmpty: o.AllowEmpty, MinExamples: o.MinExamples, PartOf: goPartOf}
+	return report.Options{AllowEmpty: o.AllowEmpty, MinExamples: o.MinExamples}
 }
 
 // workOptions are hopper work's, and the worker half of hopper run's.

@@ -29,7 +29,14 @@ type Args struct {
 	FailFast bool
 	// Cover is -cover (or -covermode, -coverpkg).
 	Cover bool
+	// ldflags is the user's -ldflags, "" when not given.
+	ldflags string
 }
+
+// omitDebug is what go test adds to the linker's flags of a binary it
+// runs and deletes (go test -c does not): no symbol table, no DWARF, which
+// halves the link of a test binary. Tracebacks do not need them.
+const omitDebug = "-s -w"
 
 // UsageError is a mistake in the arguments after --; the message names
 // the flag or value.
@@ -82,6 +89,7 @@ func ParseArgs(args []string) (Args, error) {
 		}
 	}
 	a.Test = append(a.Test, "-test.timeout="+timeout)
+	a.Build = append(a.Build, "-ldflags="+strings.TrimSpace(a.ldflags+" "+omitDebug))
 	if len(a.Patterns) == 0 {
 		a.Patterns = []string{"./..."}
 	}
@@ -94,6 +102,10 @@ func (a *Args) add(name, value string, kind flagKind, timeout *string) error {
 	case ignoredFlag:
 		return nil
 	case buildFlag:
+		if name == "ldflags" {
+			a.ldflags = value // the last one counts, as for go test
+			return nil
+		}
 		a.Build = append(a.Build, "-"+name+"="+value)
 		if name == "cover" && value == "true" || name == "covermode" || name == "coverpkg" {
 			a.Cover = true

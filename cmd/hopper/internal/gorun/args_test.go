@@ -13,7 +13,7 @@ func TestParseArgsSortsFlags(t *testing.T) {
 	a, err := ParseArgs([]string{"-short", "-race", "-tags", "integration", "-run=TestA", "--count", "2", "-v", "./x/...", "-timeout", "1m", "./y"})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"./x/...", "./y"}, a.Patterns)
-	assert.Equal(t, []string{"-race=true", "-tags=integration"}, a.Build)
+	assert.Equal(t, []string{"-race=true", "-tags=integration", "-ldflags=-s -w"}, a.Build, "linked as go test links what it runs")
 	assert.Equal(t, []string{"-test.short=true", "-test.count=2", "-test.timeout=1m"}, a.Test)
 	assert.Equal(t, "TestA", a.Run)
 	assert.True(t, a.Verbose)
@@ -55,6 +55,14 @@ func TestParseArgsBadInput(t *testing.T) {
 		require.Error(t, err, args)
 		assert.Contains(t, err.Error(), want, args)
 	}
+}
+
+// The user's -ldflags (the last one) keeps its flags, with go test's own
+// after them.
+func TestParseArgsKeepsLdflags(t *testing.T) {
+	a, err := ParseArgs([]string{"-ldflags", "-X m.v=0", "-ldflags=-X m.v=1"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"-ldflags=-X m.v=1 -s -w"}, a.Build)
 }
 
 // Two spellings of the same flags describe one suite.

@@ -15,10 +15,14 @@ import (
 	"sync"
 )
 
-// aheadChunk is how many packages one go test -c compiles ahead: enough
-// for the go command to link several at once, few enough that the first
-// binaries are ready soon.
-const aheadChunk = 4
+// Ahead compiles a first chunk of firstChunk packages, so that the first
+// binaries are ready soon, then chunks of aheadChunk: enough for one go
+// command, which loads the package graph each time, to link several at
+// once.
+const (
+	firstChunk = 2
+	aheadChunk = 8
+)
 
 // Compiler builds test binaries with go test -c, each package once per
 // process, and keeps them in a folder of its own until Close.
@@ -79,11 +83,12 @@ func (c *Compiler) Binary(ctx context.Context, p Package) (path, failed string, 
 // or compiling, until all are done or ctx ends: a slot that then takes
 // one of them finds its binary ready.
 func (c *Compiler) Ahead(ctx context.Context, pkgs []Package) {
-	for i := 0; i < len(pkgs) && ctx.Err() == nil; {
+	size := firstChunk
+	for i := 0; i < len(pkgs) && ctx.Err() == nil; size = aheadChunk {
 		var chunk []Package
 		bases := map[string]bool{}
 		c.mu.Lock()
-		for ; i < len(pkgs) && len(chunk) < aheadChunk; i++ {
+		for ; i < len(pkgs) && len(chunk) < size; i++ {
 			_, done := c.builds[pkgs[i].ImportPath]
 			base := binaryName(pkgs[i].ImportPath)
 			if done || bases[base] {
@@ -137,7 +142,11 @@ func (c *Compiler) compile(ctx context.Context, pkgs []Package, bs []*binary) {
 		case output[p.ImportPath] != "":
 			b.failed = output[p.ImportPath]
 		case ctx.Err() != nil:
+			// Stopped, not failed: a later attempt compiles it again.
 			b.err = ctx.Err()
+			c.mu.Lock()
+			delete(c.builds, p.ImportPath)
+			c.mu.Unlock()
 		default:
 			b.failed = fmt.Sprintf("# %s\ngo test -c: %v\n%s", p.ImportPath, runErr, stderr.String())
 		}

@@ -153,7 +153,9 @@ func (r *Runner) rerun(ctx context.Context, unit string) (rerun, bool) {
 	if !ok && r.Earlier != nil {
 		cases, ok = r.Earlier(ctx, unit)
 	}
-	if !ok || r.Args.FailFast {
+	if !ok || r.Args.FailFast || !refinable(r.Args.Run) {
+		// Under -failfast the tests after a failure never ran; a -run
+		// with subtest levels would be widened by a list of tests.
 		return rerun{}, false
 	}
 	return rerunOf(cases), true

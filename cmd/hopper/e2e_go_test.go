@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -162,4 +164,101 @@ func TestGoRetryRunsOnlyTheFailedTest(t *testing.T) {
 	assert.Equal(t, []string{"TestT17"}, flaky)
 	s := readTestsSummary(t, sumPath)
 	assert.Equal(t, map[string][]string{"example.com/gm/thirty": {"TestT17"}}, s.FlakyTests)
+}
+
+// retryElsewhere is a package whose TestF fails on its first run, and
+// hangs on a retry by worker w1; every test logs "<worker> <test>" to
+// $RUNLOG.
+const retryElsewhere = `package flaky
+
+import (
+	"os"
+	"testing"
+	"time"
+)
+
+func ran(t *testing.T) {
+	f, _ := os.OpenFile(os.Getenv("RUNLOG"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f.WriteString(os.Getenv("HOPPER_WORKER_ID") + " " + t.Name() + "\n")
+	f.Close()
+}
+
+func TestA(t *testing.T) { ran(t) }
+
+func TestB(t *testing.T) { ran(t) }
+
+func TestF(t *testing.T) {
+	ran(t)
+	state := os.Getenv("FLAKY_STATE")
+	if _, err := os.Stat(state); err != nil {
+		os.WriteFile(state, nil, 0o644)
+		t.Fatal("first run fails")
+	}
+	if os.Getenv("HOPPER_WORKER_ID") == "w1" {
+		os.WriteFile(state+".hung", []byte("hung\n"), 0o644)
+		time.Sleep(10 * time.Minute)
+	}
+}
+`
+
+// The retry of a failed attempt that another process ran reads that
+// attempt's results from the build: w1's retry of TestF hangs and w1 is
+// killed; w2 reclaims the retry, runs TestF alone, and the JUnit keeps
+// TestA and TestB from w1's first attempt, with TestF flaky.
+func TestGoRetryInAnotherProcess(t *testing.T) {
+	dir := goModule(t, map[string]string{"flaky/flaky_test.go": retryElsewhere})
+	url, build := redisURL(t), redistest.BuildID(t)
+	runlog, state := filepath.Join(dir, "runlog"), filepath.Join(dir, "flaky.state")
+	env := goEnv(t, "RUNLOG="+runlog, "FLAKY_STATE="+state)
+	args := func(id string) []string {
+		return []string{"work", "--go", "--build", build, "--worker", id, "--redis", url, "--timeout", "1.5",
+			"--max-requeues", "1", "--requeue-tolerance", "1", "--progress", "off", "--timings", "off", "--", "./..."}
+	}
+	w1 := start(t, dir, env, args("w1")...)
+	waitFile(t, state+".hung", time.Minute)
+	require.NoError(t, w1.cmd.Process.Signal(syscall.SIGKILL))
+	w1.wait(10 * time.Second)
+	t.Cleanup(func() { killTestBinaries(t, dir) })
+	killTestBinaries(t, dir)
+
+	w2 := start(t, dir, env, args("w2")...)
+	require.Equal(t, 0, w2.wait(time.Minute), "w2 stderr:\n%s", w2.stderr)
+	assert.Contains(t, w2.stdout.String(), "hopper: ran again only TestF")
+	raw, err := os.ReadFile(runlog)
+	require.NoError(t, err)
+	assert.Equal(t, "w1 TestA\nw1 TestB\nw1 TestF\nw1 TestF\nw2 TestF\n", string(raw))
+
+	junitPath := filepath.Join(dir, "junit.xml")
+	code, out, errs := hopper(t, dir, baseEnv(), "report", "--build", build, "--redis", url, "--timeout", "20", "--junit-out", junitPath)
+	require.Equal(t, 0, code, "%s%s", out, errs)
+	raw, err = os.ReadFile(junitPath)
+	require.NoError(t, err)
+	var doc gitlabJUnit
+	require.NoError(t, xml.Unmarshal(raw, &doc), "%s", raw)
+	flaky := map[string]bool{}
+	for _, s := range doc.Suites {
+		for _, c := range s.Cases {
+			if s.Name == "example.com/gm/flaky" {
+				flaky[c.Name] = len(c.Flaky) > 0
+			}
+		}
+	}
+	assert.Equal(t, map[string]bool{"TestA": false, "TestB": false, "TestF": true}, flaky, "%s", raw)
+}
+
+// killTestBinaries kills the test binaries a killed worker left running
+// under dir's packages (each in a process group of its own).
+func killTestBinaries(t testing.TB, dir string) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if cwd, err := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid)); err == nil && strings.HasPrefix(cwd, dir+"/") {
+			if pgid, err := syscall.Getpgid(pid); err == nil {
+				_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			}
+		}
+	}
 }

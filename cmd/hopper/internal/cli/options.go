@@ -192,8 +192,9 @@ type workOptions struct {
 	// with the process: the suite's timings are then kept in a file.
 	embedded bool
 	// pollInterval is the wait between looks at a build another slot is
-	// publishing; zero means the worker's default.
-	pollInterval time.Duration
+	// publishing, block the longest wait of one look for a unit; zero
+	// means the worker's default.
+	pollInterval, block time.Duration
 	// restartAborted puts a new worker in the slot of one that aborted
 	// (hopper run: see runWorkers).
 	restartAborted bool
@@ -342,7 +343,7 @@ func (o workOptions) config(workerID string) worker.Config {
 		Timeout: o.Timeout, MaxUnitDuration: o.MaxUnitDuration,
 		MaxRequeues: o.MaxRequeues, RequeueTolerance: o.RequeueTolerance, MaxReclaims: maxReclaims,
 		TTL: o.TTL, TombstoneTTL: o.TombstoneTTL, InitTimeout: o.InitTimeout,
-		PollInterval: o.pollInterval, Retry: o.Retry,
+		PollInterval: o.pollInterval, Block: o.block, Retry: o.Retry,
 	}
 }
 

@@ -46,7 +46,7 @@ func junitSuites(t testing.TB, path string) map[string][]string {
 
 // A suite of 26 s of tests in which example.com/gm/slow holds 12 s, on 4
 // slots: once the first run has recorded the timings, the second splits
-// slow (over the fair share of 6.5 s) into shards of its tests and ends
+// slow (over the fair share of 6.5 s) into 4 shards of its tests and ends
 // under 12 s, which it cannot do whole; the JUnit puts the shards' tests
 // back under their package.
 func TestGoSplitsTheDominantPackage(t *testing.T) {
@@ -67,16 +67,13 @@ func TestGoSplitsTheDominantPackage(t *testing.T) {
 	}
 	first, out := run()
 	assert.NotContains(t, out, "-run ^(", "no timings yet: nothing says slow is slow")
-	raw, err := os.ReadFile(timingsPath)
-	require.NoError(t, err)
-	known, err := timings.Decode(raw)
-	require.NoError(t, err)
+	known := readTimingsFile(t, timingsPath)
 	assert.InDelta(t, 1.5, known["example.com/gm/slow#TestS3"].Seconds(), 0.5, "per-test timings beside the units'")
 	assert.InDelta(t, 12, known["example.com/gm/slow"].Seconds(), 2)
 
 	second, out := run()
 	t.Logf("wall: first run %.1fs, second run %.1fs", first.Seconds(), second.Seconds())
-	assert.Equal(t, 2, strings.Count(out, "==> example.com/gm/slow -run ^(TestS"), "slow goes out as 2 shards:\n%s", out)
+	assert.Equal(t, 4, strings.Count(out, "==> example.com/gm/slow -run ^(TestS"), "slow goes out as 4 shards:\n%s", out)
 	assert.Less(t, second, 12*time.Second, "whole, slow alone takes 12 s")
 	suites := junitSuites(t, junitPath)
 	got := suites["example.com/gm/slow"]
@@ -85,6 +82,20 @@ func TestGoSplitsTheDominantPackage(t *testing.T) {
 	for name := range suites {
 		assert.NotContains(t, name, " -run ", "no suite of a shard")
 	}
+	known = readTimingsFile(t, timingsPath)
+	assert.InDelta(t, 12, known["example.com/gm/slow"].Seconds(), 2, "a split package's time is its shards' sum")
+	for u := range known {
+		assert.NotContains(t, u, " ", "no shard's time is kept")
+	}
+}
+
+func readTimingsFile(t testing.TB, path string) timings.Table {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	known, err := timings.Decode(raw)
+	require.NoError(t, err)
+	return known
 }
 
 // A shard is a unit with its own fence: the worker running it is killed

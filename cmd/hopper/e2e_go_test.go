@@ -34,7 +34,7 @@ func goModule(t testing.TB, files map[string]string) string {
 // goEnv is the environment of a --go hopper: the test's go build cache,
 // so that the binaries' dependencies are compiled once.
 func goEnv(t testing.TB, extra ...string) []string {
-	return baseEnv(append([]string{"GOCACHE=" + goCache(t), "GOPATH=" + os.Getenv("GOPATH"), "GOFLAGS=-mod=mod"}, extra...)...)
+	return baseEnv(append([]string{"GOCACHE=" + goCache(t)}, extra...)...)
 }
 
 // buildKeys counts the keys a build has from its first worker on (its

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hopper-queue/hopper/cmd/hopper/internal/gorun"
@@ -37,6 +38,9 @@ type goMode struct {
 	runner *gorun.Runner
 	pkgs   []gorun.Package
 	tests  map[string][]string // each package's top-level tests
+
+	mu    sync.Mutex
+	split map[string]time.Duration // the shards' durations run here, by package
 	// ahead compiles every package's binary in the build's order while the
 	// tests run: hopper run's one machine runs them all anyway.
 	ahead bool
@@ -102,7 +106,7 @@ func (a *app) goSuiteInput(f *flagSet, o *workOptions, positional, command []str
 		o.UnitType = goUnitType
 	}
 	o.Batch = 1
-	o.goMode = &goMode{pkgs: pkgs, tests: map[string][]string{}, runner: &gorun.Runner{
+	o.goMode = &goMode{pkgs: pkgs, tests: map[string][]string{}, split: map[string]time.Duration{}, runner: &gorun.Runner{
 		Args: args, Test2JSON: strings.TrimSpace(string(t2j)), Compiler: comp, Units: byID,
 		Supervisor: a.sup, BuildID: o.BuildID,
 	}}
@@ -260,13 +264,21 @@ func (g *goMode) published(ctx context.Context, client rueidis.Client, buildID s
 	return ids, true
 }
 
-// measured keeps the whole packages' durations and the tests' (which the
-// runner gives), not a shard's: a shard's id is this build's split only.
+// measured keeps the packages' durations and the tests' (which the runner
+// gives), not a shard's: a shard's id is this build's split only. A split
+// package's duration is the sum of its shards run here, as long as it
+// would have taken whole, so that the next build can judge it again.
 func (g *goMode) measured(m *measurements) func(string, time.Duration) {
 	return func(unit string, d time.Duration) {
-		if gorun.PackageOf(unit) == unit {
+		pkg := gorun.PackageOf(unit)
+		if pkg == unit {
 			m.add(unit, d)
+			return
 		}
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.split[pkg] += d
+		m.add(pkg, g.split[pkg])
 	}
 }
 

@@ -45,10 +45,12 @@ func CanSplit(t Tests, scanErr error, run string) Splittable {
 
 // PlanShards decides the build's shards: a package whose expected
 // duration is over the fair share (the sum of every package's expected
-// duration over slots) goes out as ceil(expected / share) shards, at most
-// slots and at most one per test, balanced by its tests' recorded
-// durations (or, with none, their count). A package with no recorded
-// duration stays whole: nothing says it is slow.
+// duration over slots) goes out as shards of about half the share each,
+// at most slots and at most one per test, balanced by its tests' recorded
+// durations (or, with none, their count). Half a share leaves the other
+// units room to even out the slots; a shard is served ahead of them (the
+// timings know no shard). A package with no recorded duration stays
+// whole: nothing says it is slow.
 func PlanShards(pkgs []Package, tests map[string]Splittable, known timings.Table, slots int) []Split {
 	var sum time.Duration
 	for _, p := range pkgs {
@@ -63,7 +65,7 @@ func PlanShards(pkgs []Package, tests map[string]Splittable, known timings.Table
 		if !ok || share <= 0 || d <= share || len(names) < 2 {
 			continue
 		}
-		n := min(int(math.Ceil(float64(d)/float64(share))), slots, len(names))
+		n := min(int(math.Ceil(2*float64(d)/float64(share))), slots, len(names))
 		if n >= 2 {
 			out[i].Shards = balance(names, testDurations(p.ImportPath, names, known), n)
 		}

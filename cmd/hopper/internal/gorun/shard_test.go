@@ -22,18 +22,19 @@ func pkgs(paths ...string) []Package {
 }
 
 // A suite of 26 s whose package m/slow holds 12 s, on 4 slots (a fair
-// share of 6.5 s): m/slow goes out as 2 shards balanced by its tests'
-// durations; m/a is under the share, and m/b's one test cannot be split.
+// share of 6.5 s): m/slow goes out as shards of about 3.25 s, 4 of them,
+// balanced by its tests' durations; m/a is under the share, and m/b's one
+// test cannot be split.
 func TestPlanShardsSplitsTheDominantPackage(t *testing.T) {
 	known := timings.Table{"m/slow": 12 * time.Second, "m/a": 6 * time.Second, "m/b": 8 * time.Second}
-	names := []string{"TestA", "TestB", "TestC", "TestD"}
-	for n, d := range map[string]time.Duration{"TestA": 6, "TestB": 3, "TestC": 2, "TestD": 1} {
+	names := []string{"TestA", "TestB", "TestC", "TestD", "TestE", "TestF"}
+	for n, d := range map[string]time.Duration{"TestA": 4, "TestB": 3, "TestC": 2, "TestD": 1, "TestE": 1, "TestF": 1} {
 		known[TestKey("m/slow", n)] = d * time.Second
 	}
 	tests := map[string]Splittable{"m/slow": {Tests: names}, "m/a": {Tests: []string{"TestX", "TestY"}}, "m/b": {Tests: []string{"TestZ"}}}
 	plan := PlanShards(pkgs("m/slow", "m/a", "m/b"), tests, known, 4)
 	require.Len(t, plan, 3)
-	assert.Equal(t, [][]string{{"TestA"}, {"TestB", "TestC", "TestD"}}, plan[0].Shards)
+	assert.Equal(t, [][]string{{"TestA"}, {"TestB"}, {"TestC", "TestF"}, {"TestD", "TestE"}}, plan[0].Shards)
 	assert.Empty(t, plan[1].Shards, "under the share")
 	assert.Empty(t, plan[2].Shards, "over the share, but one test cannot be split")
 }

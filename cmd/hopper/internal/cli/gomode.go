@@ -72,10 +72,7 @@ func (a *app) goSuiteInput(f *flagSet, o *workOptions, positional, command []str
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
-	goTool := a.env["GO"]
-	if goTool == "" {
-		goTool = "go"
-	}
+	const goTool = "go"
 	if _, err := exec.LookPath(goTool); err != nil {
 		return nil, usagef("--go needs the go command: %v", err)
 	}
@@ -101,7 +98,7 @@ func (a *app) goSuiteInput(f *flagSet, o *workOptions, positional, command []str
 		units[i] = p.ImportPath
 		byID[p.ImportPath] = gorun.Unit{ID: p.ImportPath, Package: p}
 	}
-	o.Command = strings.Fields(args.Describe())
+	o.Command = args.Command()
 	if !f.Given("unit-type") {
 		o.UnitType = goUnitType
 	}

@@ -148,18 +148,18 @@ func boolValue(name, value string, given bool) (bool, error) {
 	return v, nil
 }
 
-// Describe is the flags in one canonical line, for the suite's
-// fingerprint, whose units are the packages: two workers given the same
-// packages and flags, in any spelling, describe them alike.
-func (a Args) Describe() string {
-	parts := []string{"go test"}
-	parts = append(parts, a.Build...)
-	parts = append(parts, a.Test...)
+// Command is the flags in canonical form, for the suite's fingerprint,
+// whose units are the packages: two workers given the same packages and
+// flags, in any spelling, give the same command.
+func (a Args) Command() []string {
+	words := []string{"go", "test"}
+	words = append(words, a.Build...)
+	words = append(words, a.Test...)
 	if a.Run != "" {
-		parts = append(parts, "-test.run="+a.Run)
+		words = append(words, "-test.run="+a.Run)
 	}
 	if a.Verbose {
-		parts = append(parts, "-v")
+		words = append(words, "-v")
 	}
-	return strings.Join(parts, " ")
+	return words
 }

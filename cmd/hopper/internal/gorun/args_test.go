@@ -66,13 +66,13 @@ func TestParseArgsKeepsLdflags(t *testing.T) {
 }
 
 // Two spellings of the same flags describe one suite.
-func TestDescribeIsCanonical(t *testing.T) {
+func TestCommandIsCanonical(t *testing.T) {
 	a, err := ParseArgs([]string{"-short", "-count=1", "./..."})
 	require.NoError(t, err)
 	b, err := ParseArgs([]string{"--short=true", "-count", "1"})
 	require.NoError(t, err)
-	assert.Equal(t, a.Describe(), b.Describe())
+	assert.Equal(t, a.Command(), b.Command())
 	c, err := ParseArgs([]string{"-count", "1"})
 	require.NoError(t, err)
-	assert.NotEqual(t, a.Describe(), c.Describe())
+	assert.NotEqual(t, a.Command(), c.Command())
 }

@@ -65,7 +65,7 @@ func (r *Runner) Func(workerID string, slot int, header func(queue.Reservation, 
 		if res.RetryIndex == 0 && res.ReclaimCount == 0 {
 			r.measure(u, a.cases)
 		}
-		result := a.result(u, r.Args.Describe())
+		result := a.result(u, attempt.Quote(r.Args.Command()))
 		if header != nil {
 			result.Output = append([]byte(header(res, a.outcome)), result.Output...)
 		}

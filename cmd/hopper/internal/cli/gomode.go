@@ -191,7 +191,7 @@ func (g *goMode) units(ctx context.Context, client rueidis.Client, buildID strin
 	tests := map[string]gorun.Splittable{}
 	for _, p := range g.pkgs {
 		t, err := gorun.ScanTests(p)
-		tests[p.ImportPath] = gorun.CanSplit(t, err, g.runner.Args.Run)
+		tests[p.ImportPath] = gorun.CanSplit(t, err, g.runner.Args)
 		g.tests[p.ImportPath] = t.Names
 	}
 	var ids []string

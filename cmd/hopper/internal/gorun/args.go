@@ -29,6 +29,9 @@ type Args struct {
 	FailFast bool
 	// Cover is -cover (or -covermode, -coverpkg).
 	Cover bool
+	// Bench is -bench: benchmarks run whatever -test.run says, so every
+	// shard would run them all.
+	Bench bool
 	// ldflags is the user's -ldflags, "" when not given.
 	ldflags string
 }
@@ -127,6 +130,9 @@ func (a *Args) add(name, value string, kind flagKind, timeout *string) error {
 			return usagef("go test flag -%s must be a whole number, at least 1, got %q", name, value)
 		}
 		a.Test = append(a.Test, "-test."+name+"="+value)
+	case "bench":
+		a.Bench = value != ""
+		a.Test = append(a.Test, "-test.bench="+value)
 	case "failfast":
 		a.FailFast = value == "true"
 		a.Test = append(a.Test, "-test.failfast="+value)

@@ -13,14 +13,16 @@ func TestScanTests(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
 		"a_test.go": "package a\nimport tt \"testing\"\nfunc TestOne(t *tt.T) {}\nfunc Testlower(t *tt.T) {}\nfunc TestPar(x *tt.T) { x.Parallel() }\nfunc TestSubPar(t *tt.T) { t.Run(\"s\", func(t *tt.T) { t.Parallel() }) }\nfunc BenchmarkB(b *tt.B) {}\nfunc TestHelper(t *tt.T, n int) {}\n",
-		"b_test.go": "package a_test\nimport \"testing\"\nfunc Test(t *testing.T) {}\nfunc TestMain(m *testing.M) { m.Run() }\nfunc Test_Ü(t *testing.T) {}\n",
+		"b_test.go": "package a_test\nimport \"testing\"\nfunc Test(t *testing.T) {}\nfunc TestMain(m *testing.M) { m.Run() }\nfunc Test_Ü(t *testing.T) {}\nfunc FuzzF(f *testing.F) {}\nfunc Fuzzy(f *testing.F) {}\nfunc TestF(f *testing.F) {}\n",
+		"c_test.go": "package a_test\nimport \"fmt\"\nfunc ExampleRuns() {\n\tfmt.Println(1)\n\t// Output: 1\n}\nfunc ExampleCompiledOnly() {\n\tfmt.Println(1)\n}\n",
 	}
 	for n, s := range files {
 		require.NoError(t, os.WriteFile(filepath.Join(dir, n), []byte(s), 0o644))
 	}
-	got, err := ScanTests(Package{Dir: dir, TestGoFiles: []string{"a_test.go"}, XTestGoFiles: []string{"b_test.go"}})
+	got, err := ScanTests(Package{Dir: dir, TestGoFiles: []string{"a_test.go"}, XTestGoFiles: []string{"b_test.go", "c_test.go"}})
 	require.NoError(t, err)
-	assert.Equal(t, []string{"TestOne", "TestPar", "TestSubPar", "Test", "Test_Ü"}, got.Names)
+	assert.Equal(t, []string{"TestOne", "TestPar", "TestSubPar", "Test", "Test_Ü", "FuzzF", "ExampleRuns"}, got.Names,
+		"tests, fuzz targets, examples with output: what -test.run selects")
 	assert.True(t, got.Main)
 	assert.Equal(t, []string{"TestPar"}, got.Parallel, "a subtest's t.Parallel is the subtest's")
 }

@@ -27,10 +27,14 @@ type Splittable struct {
 // CanSplit says whether p's tests can run apart in shards: not when a
 // TestMain may need them all in one process, when a top-level test calls
 // t.Parallel (it runs beside the package's other parallel tests, which a
-// shard would take away), or when the user's -run names subtest levels or
-// does not compile, so that no list of top-level tests can refine it.
-func CanSplit(t Tests, scanErr error, run string) Splittable {
+// shard would take away), when the user's -run names subtest levels or
+// does not compile, so that no list of top-level tests can refine it, or
+// under -bench, whose benchmarks every shard would run.
+func CanSplit(t Tests, scanErr error, a Args) Splittable {
+	run := a.Run
 	switch {
+	case a.Bench:
+		return Splittable{Why: "-bench runs every benchmark in every shard"}
 	case scanErr != nil:
 		return Splittable{Why: "its test files do not parse"}
 	case t.Main:

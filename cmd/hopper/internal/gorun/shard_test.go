@@ -54,12 +54,13 @@ func TestPlanShardsLeavesAloneWhatItCannotJudge(t *testing.T) {
 
 func TestCanSplit(t *testing.T) {
 	names := []string{"TestA", "TestB", "TestAB"}
-	assert.Equal(t, []string{"TestA", "TestAB"}, CanSplit(Tests{Names: names}, nil, "TestA").Tests)
+	assert.Equal(t, []string{"TestA", "TestAB"}, CanSplit(Tests{Names: names}, nil, Args{Run: "TestA"}).Tests)
 	for why, s := range map[string]Splittable{
-		"it has a TestMain":       CanSplit(Tests{Names: names, Main: true}, nil, ""),
-		"TestB calls t.Parallel":  CanSplit(Tests{Names: names, Parallel: []string{"TestB"}}, nil, ""),
-		"cannot be refined":       CanSplit(Tests{Names: names}, nil, "TestA/sub"),
-		"test files do not parse": CanSplit(Tests{}, errors.New("x"), ""),
+		"it has a TestMain":       CanSplit(Tests{Names: names, Main: true}, nil, Args{}),
+		"TestB calls t.Parallel":  CanSplit(Tests{Names: names, Parallel: []string{"TestB"}}, nil, Args{}),
+		"cannot be refined":       CanSplit(Tests{Names: names}, nil, Args{Run: "TestA/sub"}),
+		"test files do not parse": CanSplit(Tests{}, errors.New("x"), Args{}),
+		"-bench runs every":       CanSplit(Tests{Names: names}, nil, Args{Bench: true}),
 	} {
 		assert.Nil(t, s.Tests, why)
 		assert.Contains(t, s.Why, why)

@@ -82,12 +82,15 @@ func TestGoRefusedInput(t *testing.T) {
 	}
 }
 
-// A package whose tests do not compile is a failed unit carrying the
-// compiler's output; its neighbours run and pass.
+// A package whose tests do not compile, or whose dependency does not, is
+// a failed unit carrying the compiler's output; its neighbours run and
+// pass.
 func TestGoCompileFailure(t *testing.T) {
 	dir := goModule(t, map[string]string{
 		"ok/ok_test.go":         "package ok\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) {}\n",
 		"broken/broken_test.go": "package broken\n\nimport \"testing\"\n\nfunc TestBroken(t *testing.T) { x := 1 }\n",
+		"lib/lib.go":            "package lib\n\nfunc F() int { return \"one\" }\n",
+		"uses/uses_test.go":     "package uses\n\nimport (\n\t\"testing\"\n\n\t\"example.com/gm/lib\"\n)\n\nfunc TestUses(t *testing.T) { lib.F() }\n",
 	})
 	url, build := redisURL(t), redistest.BuildID(t)
 	sumPath := filepath.Join(dir, "summary.json")
@@ -97,13 +100,18 @@ func TestGoCompileFailure(t *testing.T) {
 	assert.Contains(t, out, "broken_test.go:5:33: declared and not used: x")
 	assert.Contains(t, out, "FAIL\texample.com/gm/broken [build failed]\n")
 	assert.Regexp(t, `ok  \texample.com/gm/ok\t\d+\.\d{3}s\n`, out)
+	assert.Contains(t, out, "FAIL\texample.com/gm/uses [build failed]\n")
 	s := readSummary(t, sumPath)
-	require.Len(t, s.Failed, 1)
-	assert.Equal(t, "example.com/gm/broken", s.Failed[0].UnitID)
-	require.NotEmpty(t, s.Failed[0].Errors)
-	assert.Equal(t, "build failed", s.Failed[0].Errors[0].Class)
-	assert.Contains(t, s.Failed[0].Errors[0].Message, "declared and not used: x")
-	assert.Equal(t, 2, s.TotalUnits)
+	require.Len(t, s.Failed, 2)
+	messages := map[string]string{}
+	for _, f := range s.Failed {
+		require.NotEmpty(t, f.Errors, f.UnitID)
+		assert.Equal(t, "build failed", f.Errors[0].Class, f.UnitID)
+		messages[f.UnitID] = f.Errors[0].Message
+	}
+	assert.Contains(t, messages["example.com/gm/broken"], "declared and not used: x")
+	assert.Contains(t, messages["example.com/gm/uses"], `lib/lib.go:3:23: cannot use "one"`)
+	assert.Equal(t, 3, s.TotalUnits, "lib has no tests")
 }
 
 // thirtyTests is a package of 30 tests; TestT17 fails on its first run

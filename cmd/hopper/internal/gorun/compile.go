@@ -6,10 +6,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,11 +138,20 @@ func (c *Compiler) compile(ctx context.Context, pkgs []Package, bs []*binary) {
 	for i, p := range pkgs {
 		b := bs[i]
 		bin := filepath.Join(dir, binaryName(p.ImportPath)+".test")
-		switch _, statErr := os.Stat(bin); {
+		_, statErr := os.Stat(bin)
+		if statErr != nil && output[p.ImportPath] == "" && ctx.Err() == nil && len(pkgs) > 1 {
+			// Failed by another package's build output (a dependency's):
+			// alone, every line of it is this one's.
+			c.compile(ctx, []Package{p}, []*binary{b})
+			continue
+		}
+		switch {
 		case statErr == nil:
 			b.path = bin
 		case output[p.ImportPath] != "":
 			b.failed = output[p.ImportPath]
+		case len(output) > 0:
+			b.failed = joined(output)
 		case ctx.Err() != nil:
 			// Stopped, not failed: a later attempt compiles it again.
 			b.err = ctx.Err()
@@ -177,6 +188,15 @@ func buildOutput(events []byte) map[string]string {
 		res[k] = v.String()
 	}
 	return res
+}
+
+// joined is all the build output, package by package.
+func joined(output map[string]string) string {
+	var b strings.Builder
+	for _, pkg := range slices.Sorted(maps.Keys(output)) {
+		b.WriteString(output[pkg])
+	}
+	return b.String()
 }
 
 // binaryName is the name go test -c gives a package's binary in a folder,

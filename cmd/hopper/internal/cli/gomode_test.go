@@ -27,3 +27,22 @@ func TestCINodes(t *testing.T) {
 	assert.Equal(t, 4, ciNodes(Env{"CIRCLE_NODE_TOTAL": "4", "CI_NODE_TOTAL": "3"}))
 	assert.Equal(t, 1, ciNodes(Env{"BUILDKITE_PARALLEL_JOB_COUNT": "zero"}))
 }
+
+// What --go does not take is refused before anything runs or connects.
+func TestGoUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--go", "./x", "--", "-short"}, `unexpected argument "./x": with --go, packages go after --`},
+		{[]string{"run", "--go", "--batch", "4", "--", "./..."}, "--batch is not taken with --go"},
+		{[]string{"work", "--go", "--build", "b", "--redis", "redis://127.0.0.1:1", "--units-from", "u.txt", "--", "./..."}, "--units-from is not taken with --go"},
+		{[]string{"run", "--go", "--", "-json"}, "go test flag -json is not taken with --go"},
+		{[]string{"run", "--go", "--", "-test.v"}, "give it as go test takes it, -v"},
+	} {
+		code, out, errs := runMain(Env{}, tc.args...)
+		assert.Equal(t, 2, code, "%v", tc.args)
+		assert.Empty(t, out, "%v", tc.args)
+		assert.Contains(t, errs, tc.want, "%v", tc.args)
+	}
+}

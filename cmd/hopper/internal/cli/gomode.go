@@ -38,6 +38,9 @@ type goMode struct {
 	runner *gorun.Runner
 	pkgs   []gorun.Package
 	tests  map[string][]string // each package's top-level tests
+	// examples counts the top-level tests -run selects, the build's
+	// examples when this worker publishes it.
+	examples int64
 
 	mu    sync.Mutex
 	split map[string]time.Duration // the shards' durations run here, by package
@@ -193,6 +196,7 @@ func (g *goMode) units(ctx context.Context, client rueidis.Client, buildID strin
 		t, err := gorun.ScanTests(p)
 		tests[p.ImportPath] = gorun.CanSplit(t, err, g.runner.Args)
 		g.tests[p.ImportPath] = t.Names
+		g.examples += int64(len(g.runner.Args.Selected(t.Names)))
 	}
 	var ids []string
 	for _, s := range gorun.PlanShards(g.pkgs, tests, expected, slots) {

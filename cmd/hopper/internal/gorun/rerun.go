@@ -87,6 +87,15 @@ func matching(names []string, run string) []string {
 	return out
 }
 
+// Selected are the names of names the user's -run selects, all of them
+// when it has subtest levels or does not compile (the binary then says).
+func (a Args) Selected(names []string) []string {
+	if !refinable(a.Run) {
+		return names
+	}
+	return matching(names, a.Run)
+}
+
 // outsideTests is the case of a package that failed outside any test: its
 // binary exited otherwise than a test failure does (status 1), or it
 // failed with no test failing.

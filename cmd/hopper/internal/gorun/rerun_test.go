@@ -52,6 +52,13 @@ func TestRefinableRun(t *testing.T) {
 	assert.Equal(t, []string{"TestAB", "TestA"}, matching([]string{"TestAB", "TestB", "TestA"}, "TestA"))
 }
 
+func TestSelected(t *testing.T) {
+	names := []string{"TestA", "TestB", "ExampleA"}
+	assert.Equal(t, []string{"TestA", "ExampleA"}, Args{Run: "A$"}.Selected(names))
+	assert.Equal(t, names, Args{Run: "TestA/x"}.Selected(names), "a subtest level: the binary says")
+	assert.Equal(t, names, Args{}.Selected(names))
+}
+
 func TestOutsideTests(t *testing.T) {
 	failed := []testresults.Case{tc("TestA", testresults.Failed, "x")}
 	_, ok := outsideTests("p", failed, 1, "exit status 1")

@@ -12,6 +12,7 @@ import (
 	"github.com/hopper-queue/hopper/events"
 	"github.com/hopper-queue/hopper/queue"
 	"github.com/hopper-queue/hopper/testresults"
+	"github.com/hopper-queue/hopper/timings"
 	"github.com/hopper-queue/hopper/worker"
 )
 
@@ -176,8 +177,10 @@ func (r *Runner) measure(u Unit, cases []testresults.Case) {
 		return
 	}
 	for _, c := range cases {
-		if c.Name != "" && !strings.Contains(c.Name, "/") && c.Status != testresults.Skipped {
-			r.Measured(TestKey(u.Package.ImportPath, c.Name), c.Duration)
+		key := TestKey(u.Package.ImportPath, c.Name)
+		// A key the table cannot hold would make it unreadable.
+		if c.Name != "" && !strings.Contains(c.Name, "/") && c.Status != testresults.Skipped && len(key) <= timings.MaxUnitBytes {
+			r.Measured(key, c.Duration)
 		}
 	}
 }

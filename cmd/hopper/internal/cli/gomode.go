@@ -200,16 +200,15 @@ func (g *goMode) units(ctx context.Context, client rueidis.Client, buildID strin
 	}
 	var ids []string
 	for _, s := range gorun.PlanShards(g.pkgs, tests, expected, slots) {
-		all := g.tests[s.Package.ImportPath]
-		if len(s.Shards) == 0 {
+		shards, ok := gorun.ShardIDs(s.Package.ImportPath, s.Shards, g.tests[s.Package.ImportPath])
+		if len(s.Shards) == 0 || !ok {
 			ids = append(ids, s.Package.ImportPath)
 			continue
 		}
-		for _, shard := range s.Shards {
-			id := gorun.ShardID(s.Package.ImportPath, shard, all)
-			g.runner.Units[id] = gorun.Unit{ID: id, Package: s.Package, Tests: shard}
-			ids = append(ids, id)
+		for i, id := range shards {
+			g.runner.Units[id] = gorun.Unit{ID: id, Package: s.Package, Tests: s.Shards[i]}
 		}
+		ids = append(ids, shards...)
 	}
 	return ids
 }

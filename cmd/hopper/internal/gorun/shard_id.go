@@ -39,6 +39,20 @@ func ShardID(pkg string, tests, all []string) string {
 	return pkg + " " + shardBitmapPrefix + hex.EncodeToString(bits)
 }
 
+// ShardIDs are the unit ids of a package's shards; ok is false when one
+// would be longer than a unit id may be (a bitmap over many thousands of
+// tests): the package then stays whole.
+func ShardIDs(pkg string, shards [][]string, all []string) (ids []string, ok bool) {
+	for _, s := range shards {
+		id := ShardID(pkg, s, all)
+		if len(id) > queue.MaxIDBytes {
+			return nil, false
+		}
+		ids = append(ids, id)
+	}
+	return ids, true
+}
+
 // ParseUnitID reads a unit id back: the package, and a shard's tests (nil
 // for the whole package). all is the package's top-level tests, which a
 // bitmap id refers to.

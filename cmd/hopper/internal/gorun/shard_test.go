@@ -104,4 +104,14 @@ func TestShardIDBitmap(t *testing.T) {
 	assert.Equal(t, shard, tests)
 	_, _, err = ParseUnitID(id, func(string) ([]string, bool) { return all[:10], true })
 	assert.ErrorContains(t, err, "does not fit the 10 tests")
+
+	ids, ok := ShardIDs("example.com/m/p", [][]string{all[:200], all[200:]}, all)
+	assert.True(t, ok)
+	assert.Len(t, ids, 2)
+	var many []string
+	for i := range 9000 {
+		many = append(many, fmt.Sprintf("Test%d", i))
+	}
+	_, ok = ShardIDs("example.com/m/p", [][]string{many[:4500], many[4500:]}, many)
+	assert.False(t, ok, "a bitmap over 9000 tests is over a unit id's 1024 bytes")
 }

@@ -20,9 +20,11 @@ type event struct {
 // test2json events: with verbose every line the binary printed; without,
 // what go test prints without -v: the output of the tests that failed and
 // the package's own lines, framing left out. It ends with go test's line
-// for the package: "ok", or "FAIL".
+// for the package: "ok", or "FAIL", with the coverage the binary printed
+// (-cover) at its end, as go test puts it.
 func consoleText(events []byte, pkg string, passed, verbose bool, d time.Duration) []byte {
 	var b bytes.Buffer
+	coverage := ""
 	byTest := map[string]*bytes.Buffer{}
 	var order []string
 	failed := map[string]bool{}
@@ -37,6 +39,8 @@ func consoleText(events []byte, pkg string, passed, verbose bool, d time.Duratio
 		case ev.Action == "fail" && ev.Test != "":
 			failed[ev.Test] = true
 		case ev.Action != "output":
+		case ev.Test == "" && strings.HasPrefix(ev.Output, "coverage: "):
+			coverage = "\t" + strings.TrimSpace(ev.Output)
 		case verbose:
 			b.WriteString(ev.Output)
 		case ev.Test == "":
@@ -66,8 +70,11 @@ func consoleText(events []byte, pkg string, passed, verbose bool, d time.Duratio
 		}
 	}
 	if passed {
-		fmt.Fprintf(&b, "ok  \t%s\t%.3fs\n", pkg, d.Seconds())
+		fmt.Fprintf(&b, "ok  \t%s\t%.3fs%s\n", pkg, d.Seconds(), coverage)
 	} else {
+		if coverage != "" {
+			b.WriteString(coverage[1:] + "\n")
+		}
 		fmt.Fprintf(&b, "FAIL\t%s\t%.3fs\n", pkg, d.Seconds())
 	}
 	return b.Bytes()

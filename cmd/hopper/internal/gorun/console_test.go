@@ -28,4 +28,8 @@ func TestConsoleTextAsGoTestPrintsIt(t *testing.T) {
 	verbose := string(consoleText([]byte(someEvents), "m/a", false, true, time.Second))
 	assert.Equal(t, "=== RUN   TestA1\n    a_test.go:3: hi\n--- PASS: TestA1 (0.00s)\n=== RUN   TestA2\n    a_test.go:4: bad\n--- FAIL: TestA2 (0.00s)\nFAIL\nFAIL\tm/a\t1.000s\n", verbose)
 	assert.Equal(t, "ok  \tm/b\t0.250s\n", string(consoleText(nil, "m/b", true, false, 250*time.Millisecond)))
+	cover := `{"Action":"output","Package":"m/c","Output":"PASS\n"}
+{"Action":"output","Package":"m/c","Output":"coverage: 66.7% of statements\n"}
+`
+	assert.Equal(t, "ok  \tm/c\t0.100s\tcoverage: 66.7% of statements\n", string(consoleText([]byte(cover), "m/c", true, false, 100*time.Millisecond)))
 }

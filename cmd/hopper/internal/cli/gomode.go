@@ -282,6 +282,16 @@ func (g *goMode) measured(m *measurements) func(string, time.Duration) {
 	}
 }
 
+// goSlots are the slots a --go build's fair share divides by: this
+// process's, times the CI's parallel jobs when they can join it (not on
+// hopper run's embedded server, whose build is this process's alone).
+func (o workOptions) goSlots(env Env) int {
+	if o.embedded {
+		return o.Processes
+	}
+	return o.Processes * ciNodes(env)
+}
+
 // ciNodes is how many parallel jobs the CI runs the build on, when it says
 // (CircleCI, Buildkite, GitLab CI); 1 otherwise.
 func ciNodes(env Env) int {

@@ -46,3 +46,9 @@ func TestGoUsageErrors(t *testing.T) {
 		assert.Contains(t, errs, tc.want, "%v", tc.args)
 	}
 }
+
+func TestGoSlots(t *testing.T) {
+	env := Env{"CI_NODE_TOTAL": "3"}
+	assert.Equal(t, 12, workOptions{Processes: 4}.goSlots(env), "jobs on a shared Redis join the build")
+	assert.Equal(t, 4, workOptions{Processes: 4, embedded: true}.goSlots(env), "no job joins the embedded server")
+}

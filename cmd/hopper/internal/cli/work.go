@@ -128,7 +128,7 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 	suite.Expected = a.loadTimings(store, units, cons.Err())
 	measured := &measurements{}
 	if o.goMode != nil {
-		suite.Units = o.goMode.units(a.ctx, client, o.BuildID, suite.Expected, o.Processes*ciNodes(a.env))
+		suite.Units = o.goMode.units(a.ctx, client, o.BuildID, suite.Expected, o.goSlots(a.env))
 		suite.TotalExamples = o.goMode.examples
 		o.goMode.start(a.ctx, client, o.BuildID, suite.Expected, measured)
 	}

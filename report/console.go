@@ -38,7 +38,7 @@ func (r *Report) WriteConsole(w io.Writer) error {
 		}
 	}
 	failedTests := r.FailedTests()
-	for _, u := range r.junitUnits() {
+	for _, u := range r.wholes() {
 		if names := failedTests[u]; len(names) > 0 {
 			fmt.Fprintf(bw, "  failed tests of %s: %s\n", u, strings.Join(names, ", "))
 		}

@@ -43,13 +43,14 @@ func (r *Report) unitSuites() []junitSuite {
 		failed[f.UnitID] = f
 	}
 	var suites []junitSuite
+	at := map[string]int{} // a whole's suite, by name
 	for _, u := range r.junitUnits() {
 		ut := r.testsOf(u)
 		if ut.final == nil {
 			continue
 		}
 		ms, _ := r.log().lastDuration(u)
-		s := junitSuite{Name: u, Time: junitSeconds(ms)}
+		s := junitSuite{Name: r.whole(u), Time: junitSeconds(ms)}
 		for _, c := range ut.final {
 			jc := testCase(u, c, ut.earlierFailures(c.Name))
 			switch {
@@ -65,6 +66,11 @@ func (r *Report) unitSuites() []junitSuite {
 			s.Failures++
 		}
 		s.Tests = len(s.Cases)
+		if i, ok := at[s.Name]; ok {
+			suites[i] = mergeSuites(suites[i], s)
+			continue
+		}
+		at[s.Name] = len(suites)
 		suites = append(suites, s)
 	}
 	return suites

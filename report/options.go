@@ -37,6 +37,11 @@ type Options struct {
 	// Default the process clock. Idle time never uses it: it compares the
 	// Redis server's time with times the server stamped.
 	Clock Clock
+	// PartOf names the unit a unit of the build is a part of, given the
+	// build's unit type: a shard's package under hopper's --go. The
+	// per-test JUnit suites and the failed and flaky tests go under it.
+	// Nil, or "": each unit stands alone.
+	PartOf func(unitType, unit string) string
 }
 
 // Clock is the time source of Run's waits, replaceable so that tests need

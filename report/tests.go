@@ -95,26 +95,27 @@ func (ut unitTests) earlierFailures(name string) []testresults.Case {
 }
 
 // FailedTests maps each unit whose final attempt reported failed tests to
-// their names, for the JSON summary.
+// their names, for the JSON summary; a part's go under its whole (see
+// Options.PartOf).
 func (r *Report) FailedTests() map[string][]string {
 	out := map[string][]string{}
 	for _, u := range r.junitUnits() {
 		if names := testresults.FailedNames(r.testsOf(u).final); len(names) > 0 {
-			out[u] = names
+			out[r.whole(u)] = append(out[r.whole(u)], names...)
 		}
 	}
 	return out
 }
 
-// FlakyTests maps each unit to its tests that failed in an earlier attempt
-// and passed in the final one.
+// FlakyTests maps each unit (a part's whole) to its tests that failed in
+// an earlier attempt and passed in the final one.
 func (r *Report) FlakyTests() map[string][]string {
 	out := map[string][]string{}
 	for _, u := range r.junitUnits() {
 		ut := r.testsOf(u)
 		for _, c := range ut.final {
 			if c.Status == testresults.Passed && len(ut.earlierFailures(c.Name)) > 0 {
-				out[u] = append(out[u], c.Name)
+				out[r.whole(u)] = append(out[r.whole(u)], c.Name)
 			}
 		}
 	}

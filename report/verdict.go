@@ -115,6 +115,8 @@ type Report struct {
 	// to the round its result is from.
 	Rounds     int
 	UnitRounds map[string]int
+	// partOf is Options.PartOf for this build's unit type.
+	partOf func(unit string) string
 }
 
 // Judge applies the report's rules to what was observed, in a fixed order,
@@ -158,6 +160,7 @@ func Judge(o Observation, opts Options) *Report {
 			o.Err, r.Err = err, err
 		}
 	}
+	r.partOf = opts.partOf(r.Meta)
 	r.Verdict, r.Headline, r.Details = r.decide(o, opts)
 	r.ExitCode = r.Verdict.ExitCode()
 	return r

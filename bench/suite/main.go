@@ -1,7 +1,10 @@
 // Command suite is `make bench-suite`: a real suite the project does not
 // own, packages of the Go standard library under `go test -short`, run
 // side by side by `go test -p J` and by `hopper run -j J` cold, again with
-// the timings the cold run recorded, and with --batch when hopper has it.
+// the timings the cold run recorded, and with --batch when hopper has it;
+// then by `hopper run --go -j J` (compiled test binaries, no go command
+// per package) cold and with its recorded timings, and the ratio of the
+// latter's wall time to go test's.
 // For each it prints the wall time, the makespan lower bound max(longest
 // unit, sum of units ÷ J) from that run's own unit durations, and their
 // ratio. It reports numbers and asserts none.
@@ -72,13 +75,31 @@ func main() {
 	}
 	results = append(results, hopperRun(fmt.Sprintf("hopper run -j %d, cold", *jobs), nil, "{unit}"))
 	results = append(results, hopperRun(fmt.Sprintf("hopper run -j %d, recorded timings", *jobs), nil, "{unit}"))
-	if *batch > 0 && hasBatch(*hopper) {
+	if *batch > 0 && hasFlag(*hopper, "--batch") {
 		results = append(results, hopperRun(fmt.Sprintf("hopper run -j %d --batch %d, go test -p 1 -json", *jobs, *batch),
 			// -p 1: each command runs its packages one at a time, so that
 			// the run keeps to its slots as the others do.
 			[]string{"--batch", strconv.Itoa(*batch)}, "-p", "1", "-json", "{units}"))
 	}
+	if hasFlag(*hopper, "--go") {
+		goTimings := filepath.Join(dir, "go-timings.json")
+		goRun := func(name string) result {
+			args := append([]string{"run", "--go", "-j", strconv.Itoa(*jobs), "--progress", "off", "--timings", goTimings,
+				"--summary-out", filepath.Join(dir, "summary.json"), "--", "-short"}, packages...)
+			wall, code, err := runCmd(exec.Command(*hopper, args...))
+			if err != nil && code < 0 {
+				check(err)
+			}
+			return result{name: name, wall: wall, units: readTimings(goTimings), code: code}
+		}
+		results = append(results, goRun(fmt.Sprintf("hopper run --go -j %d, cold", *jobs)))
+		results = append(results, goRun(fmt.Sprintf("hopper run --go -j %d, recorded timings", *jobs)))
+	}
 	printTable(results, *jobs)
+	if last := results[len(results)-1]; strings.Contains(last.name, "--go") {
+		fmt.Printf("hopper run --go with recorded timings / go test -p %d: %.2f s / %.2f s = %.3f\n",
+			*jobs, last.wall.Seconds(), results[0].wall.Seconds(), last.wall.Seconds()/results[0].wall.Seconds())
+	}
 	fmt.Printf("load average at the end %s\n", loadavg())
 }
 
@@ -108,7 +129,8 @@ func goTestP(goTool string, jobs int) result {
 	return r
 }
 
-// readTimings reads the unit durations a hopper run recorded.
+// readTimings reads the unit durations a hopper run recorded, leaving out
+// the tests' that --go records beside them (<package>#<test>).
 func readTimings(path string) map[string]time.Duration {
 	raw, err := os.ReadFile(path)
 	check(err)
@@ -116,14 +138,19 @@ func readTimings(path string) map[string]time.Duration {
 	check(json.Unmarshal(raw, &t))
 	out := map[string]time.Duration{}
 	for u, ms := range t.Units {
+		if strings.Contains(u, "#") {
+			continue
+		}
 		out[u] = time.Duration(ms * float64(time.Millisecond))
 	}
 	return out
 }
 
-func hasBatch(hopper string) bool {
+// hasFlag reports whether hopper run's help names flag: an older hopper
+// is measured without the runs it cannot do.
+func hasFlag(hopper, flag string) bool {
 	out, _ := exec.Command(hopper, "run", "--help").CombinedOutput()
-	return bytes.Contains(out, []byte("--batch"))
+	return bytes.Contains(out, []byte(flag))
 }
 
 // runCmd runs cmd to the end, its output discarded, and times it.

@@ -217,11 +217,14 @@ type workOptions struct {
 	// with the process: the suite's timings are then kept in a file.
 	embedded bool
 	// pollInterval is the wait between looks at a build another slot is
-	// publishing; zero means the worker's default.
-	pollInterval time.Duration
+	// publishing, block the longest wait of one look for a unit; zero
+	// means the worker's default.
+	pollInterval, block time.Duration
 	// restartAborted puts a new worker in the slot of one that aborted
 	// (hopper run: see runWorkers).
 	restartAborted bool
+	// goMode runs the units as Go packages (--go; see gomode.go).
+	goMode *goMode
 }
 
 type workFlags struct {
@@ -229,7 +232,7 @@ type workFlags struct {
 	worker, revision, unitType, unitsFrom, progress, timings, batch  *string
 	timeout, maxUnit, maxRequeues, tolerance, maxReclaims, processes *string
 	ttl, tombstoneTTL, initTimeout                                   *string
-	reportOnExit, retryFailed                                        *bool
+	reportOnExit, retryFailed, goNative                              *bool
 	outputs                                                          outputFlags
 }
 
@@ -254,6 +257,7 @@ func addWorkFlags(f *flagSet, processes string, aliases ...string) workFlags {
 		initTimeout:  f.String("init-timeout", secondsText(worker.DefaultInitTimeout)),
 		reportOnExit: f.Bool("report-on-exit"),
 		retryFailed:  f.Bool("retry-failed"),
+		goNative:     f.Bool("go"),
 		outputs:      addOutputFlags(f),
 	}
 }
@@ -364,7 +368,7 @@ func (o workOptions) config(workerID string) worker.Config {
 		Timeout: o.Timeout, MaxUnitDuration: o.MaxUnitDuration,
 		MaxRequeues: o.MaxRequeues, RequeueTolerance: o.RequeueTolerance, MaxReclaims: maxReclaims,
 		TTL: o.TTL, TombstoneTTL: o.TombstoneTTL, InitTimeout: o.InitTimeout,
-		PollInterval: o.pollInterval, Retry: o.Retry,
+		PollInterval: o.pollInterval, Block: o.block, Retry: o.Retry,
 	}
 }
 

@@ -50,6 +50,7 @@ func (a *app) judge(client rueidis.Client, buildID string, outs outputs, opts re
 
 // judgeIn is judge under ctx.
 func (a *app) judgeIn(ctx context.Context, client rueidis.Client, buildID string, outs outputs, opts report.Options) int {
+	opts.PartOf = goPartOf
 	r, err := report.Run(ctx, client, buildID, opts)
 	if err != nil {
 		if a.interrupted() {

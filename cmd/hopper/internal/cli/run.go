@@ -36,9 +36,13 @@ func (a *app) run(args []string) error {
 	if o.BuildID == "" {
 		o.BuildID = generatedBuildID()
 	}
-	units, err := a.suiteInput(&o, positional, command)
+	units, err := a.unitsInput(f, wf, &o, positional, command)
 	if err != nil {
 		return err
+	}
+	defer o.goMode.close()
+	if o.goMode != nil {
+		o.goMode.ahead = true
 	}
 	a.warn(o)
 
@@ -60,9 +64,11 @@ func (a *app) run(args []string) error {
 		return err
 	}
 	defer client.Close()
-	// The slots that lose the race to publish look again soon: on one
-	// machine there is no crowd to spare.
-	o.pollInterval = 100 * time.Millisecond
+	// The slots that lose the race to publish look again soon, and an idle
+	// slot's look for a unit gives up soon to see the build complete: on
+	// one machine there is no crowd to spare, and the run ends when its
+	// last slot sees it.
+	o.pollInterval, o.block = 100*time.Millisecond, 100*time.Millisecond
 	// And no other machine reclaims what an aborted slot leaves.
 	o.restartAborted = true
 	fmt.Fprintf(a.s.Stderr, "hopper run: build %s, %d unit(s), %d worker(s), on %s%s\n", o.BuildID, len(units), o.Processes, o.redisShown(), a.redisURLLeft(o.target))

@@ -31,6 +31,7 @@ Run 'hopper <command> --help' for the flags of a command.
 `
 
 const workUsage = `Usage: hopper work [flags] [units...] -- COMMAND ARGS...
+       hopper work --go [flags] -- [go test flags] [packages]
 
 Joins the build (publishing it when first), then takes units one at a time and
 runs COMMAND for each, until every unit of the build has its final state. Every
@@ -49,6 +50,10 @@ whose result counts. With {units} (an argument of its own) it runs a batch
 of units, one argument each (see --batch), in HOPPER_UNITS too; each unit's
 outcome comes from go test -json events, else from a JUnit file the command
 writes to $HOPPER_JUNIT, else a failed batch is run again unit by unit.
+
+With --go, what follows -- is what go test takes (packages, default ./...):
+the units are the packages with tests, each run as its compiled test binary
+(see docs/cli.md#go-native-runs).
 
 Flags (environment fallbacks in brackets):
   --build ID               build id [HOPPER_BUILD_ID, then the CI's]
@@ -82,12 +87,14 @@ Flags (environment fallbacks in brackets):
                            new round of it that runs again only the units that
                            did not pass (a CI retry does so by itself: GitLab,
                            GitHub Actions, Buildkite; see the README)
+  --go                     run Go packages natively (above)
   --report-on-exit         run the report once the build is complete; then also:
   --summary-out FILE  --failed-out FILE  --junit-out FILE  --html-out FILE
   --allow-empty  --min-examples N      (see hopper report --help)
 ` + redisForms
 
 const runUsage = `Usage: hopper run [-j N] [flags] [units...] -- COMMAND ARGS...
+       hopper run --go [-j N] [flags] -- [go test flags] [packages]
 
 Runs a whole build on this machine: publishes the units, runs N worker slots
 until every unit has its final state, then prints the report and exits with
@@ -112,7 +119,7 @@ Flags:
                            node index, then <hostname>-<pid>]
   --units-from FILE, --unit-type, --revision, --timeout, --max-unit-duration,
   --max-requeues, --requeue-tolerance, --max-reclaims, --ttl, --tombstone-ttl,
-  --init-timeout, --progress, --batch, --timings, --retry-failed
+  --init-timeout, --progress, --batch, --timings, --retry-failed, --go
                            as hopper work
   --summary-out FILE, --failed-out FILE, --junit-out FILE, --html-out FILE,
   --allow-empty, --min-examples N as hopper report

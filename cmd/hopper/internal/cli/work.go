@@ -41,10 +41,11 @@ func (a *app) work(args []string) error {
 	if n := wf.outputs.given(f); n != "" && !o.ReportOnExit {
 		return usagef("--%s is for the report: give --report-on-exit too, or use hopper report", n)
 	}
-	units, err := a.suiteInput(&o, positional, command)
+	units, err := a.unitsInput(f, wf, &o, positional, command)
 	if err != nil {
 		return err
 	}
+	defer o.goMode.close()
 	a.warn(o)
 	client, err := a.connect(o.target)
 	if err != nil {
@@ -128,6 +129,11 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 	store, _ := a.timingsStoreFor(o, client, suite.ID(), cons.Err())
 	suite.Expected = a.loadTimings(store, units, cons.Err())
 	measured := &measurements{}
+	if o.goMode != nil {
+		suite.Units = o.goMode.units(a.ctx, client, o.BuildID, suite.Expected, o.goSlots(a.env))
+		suite.TotalExamples = o.goMode.examples
+		o.goMode.start(a.ctx, client, o.BuildID, suite.Expected, measured)
+	}
 	ids := slotIDs(o.WorkerID, o.Processes)
 	errs := make([]error, len(ids))
 	var wg sync.WaitGroup
@@ -139,14 +145,20 @@ func (a *app) runWorkers(client rueidis.Client, o workOptions, units []string) i
 				cfg := o.config(id)
 				cfg.Output, cfg.Log = cons.Out(), cons.Err()
 				cfg.Measured = measured.add
+				if o.goMode != nil {
+					cfg.Measured = o.goMode.measured(measured)
+				}
 				cfg.Batch, cfg.Slots = o.Batch, o.Processes
 				cmd := &attempt.Command{
 					Args: o.Command, BuildID: o.BuildID, WorkerID: id, Slot: i + 1,
 					Supervisor: a.sup, Header: header(id),
 				}
-				if o.batched() {
+				switch {
+				case o.goMode != nil:
+					errs[i] = worker.Run(a.ctx, client, suite, cfg, o.goMode.runner.Func(id, i+1, header(id)))
+				case o.batched():
 					errs[i] = worker.RunBatches(a.ctx, client, suite, cfg, cmd.BatchFunc())
-				} else {
+				default:
 					errs[i] = worker.Run(a.ctx, client, suite, cfg, cmd.Func())
 				}
 				next := ids[i] + ".r" + strconv.Itoa(restart)

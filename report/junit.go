@@ -179,23 +179,30 @@ func (r *Report) junitSuite(unitProblems int) junitSuite {
 		c.SystemOut = strings.Join(notes, "\n")
 		s.Cases = append(s.Cases, c)
 	}
-	// A reading error or a refused join is never explained by the units,
-	// whatever they show: its cause is only in the headline.
-	if r.Verdict != VerdictPassed && (s.Failures+s.Errors+unitProblems == 0 || r.Err != nil || r.Verdict == VerdictRefused) {
-		c := junitCase{Name: "build " + r.BuildID, Classname: "hopper", Time: junitSeconds(0)}
-		problem := &junitProblem{Message: r.Headline, Type: string(r.Verdict), Text: strings.Join(r.Details, "\n")}
-		if r.Verdict == VerdictFailed {
-			c.Failure = problem
-			s.Failures++
-		} else {
-			c.Error = problem
-			s.Errors++
-		}
-		s.Cases = append(s.Cases, c)
-	}
+	r.addBuildCase(&s, unitProblems)
 	s.Tests = len(s.Cases)
 	s.Time = junitSeconds(r.wallMS())
 	return s
+}
+
+// addBuildCase adds to s a case of the build itself when the verdict is
+// not explained by the units' cases: a reading error or a refused join
+// never is, whatever the units show, and its cause is only in the
+// headline.
+func (r *Report) addBuildCase(s *junitSuite, unitProblems int) {
+	if r.Verdict == VerdictPassed || s.Failures+s.Errors+unitProblems > 0 && r.Err == nil && r.Verdict != VerdictRefused {
+		return
+	}
+	c := junitCase{Name: "build " + r.BuildID, Classname: "hopper", Time: junitSeconds(0)}
+	problem := &junitProblem{Message: r.Headline, Type: string(r.Verdict), Text: strings.Join(r.Details, "\n")}
+	if r.Verdict == VerdictFailed {
+		c.Failure = problem
+		s.Failures++
+	} else {
+		c.Error = problem
+		s.Errors++
+	}
+	s.Cases = append(s.Cases, c)
 }
 
 // junitUnits is every unit the report knows: the manifest in order, then

@@ -55,52 +55,71 @@ func addTargetFlags(f *flagSet) targetFlags {
 // when needBuild.
 func (tf targetFlags) resolve(f *flagSet, env Env, needBuild bool) (target, error) {
 	var t target
+	var err error
+	if t.BuildID, err = tf.buildID(f, env, needBuild); err != nil {
+		return t, err
+	}
+	if t.Redis, t.redisFrom, err = tf.redisURL(f, env); err != nil {
+		return t, err
+	}
+	t.TLS, err = tf.tls.resolve(f, env, t)
+	return t, err
+}
+
+// buildID is --build, else HOPPER_BUILD_ID, else the CI's build id;
+// empty, and no error, when none is given and !needBuild.
+func (tf targetFlags) buildID(f *flagSet, env Env, needBuild bool) (string, error) {
+	var id string
 	switch {
 	case f.Given("build"):
-		t.BuildID = strings.TrimSpace(*tf.build)
-		if t.BuildID == "" {
-			return t, usagef("--build must not be empty")
+		if id = strings.TrimSpace(*tf.build); id == "" {
+			return "", usagef("--build must not be empty")
 		}
 	default:
-		t.BuildID, _ = env.first("HOPPER_BUILD_ID")
-		if t.BuildID == "" {
+		id, _ = env.first("HOPPER_BUILD_ID")
+		if id == "" {
 			if ci, ok := DetectCI(env); ok {
-				t.BuildID = ci.BuildID
-				if t.BuildID == "" && needBuild {
-					return t, usagef("no build id: %s is detected but its build id variable is not set; pass --build or set HOPPER_BUILD_ID", ci.Vendor)
+				id = ci.BuildID
+				if id == "" && needBuild {
+					return "", usagef("no build id: %s is detected but its build id variable is not set; pass --build or set HOPPER_BUILD_ID", ci.Vendor)
 				}
 			}
 		}
 	}
-	if t.BuildID == "" && needBuild {
-		return t, usagef("no build id: pass --build, set HOPPER_BUILD_ID, or run under CircleCI, Buildkite, GitHub Actions or GitLab CI (%s)", ciBuildNames())
-	}
-	if t.BuildID != "" {
-		if err := checkName("build id", t.BuildID); err != nil {
-			return t, err
+	if id == "" {
+		if needBuild {
+			return "", usagef("no build id: pass --build, set HOPPER_BUILD_ID, or run under CircleCI, Buildkite, GitHub Actions or GitLab CI (%s)", ciBuildNames())
 		}
-		// The build id is the cluster hash tag of every key of the build
-		// (hopper:{<build>}:...): a brace would make the tag something else.
-		if strings.ContainsAny(t.BuildID, "{}") {
-			return t, usagef("build id %q holds a brace, which would move its keys to another cluster slot", t.BuildID)
-		}
+		return "", nil
 	}
+	if err := checkName("build id", id); err != nil {
+		return "", err
+	}
+	// The build id is the cluster hash tag of every key of the build
+	// (hopper:{<build>}:...): a brace would make the tag something else.
+	if strings.ContainsAny(id, "{}") {
+		return "", usagef("build id %q holds a brace, which would move its keys to another cluster slot", id)
+	}
+	return id, nil
+}
+
+// redisURL is --redis, else the first of tf.redisVars set, with where it
+// came from; a URL given is checked.
+func (tf targetFlags) redisURL(f *flagSet, env Env) (url, from string, err error) {
 	if f.Given("redis") {
-		t.Redis, t.redisFrom = strings.TrimSpace(*tf.redis), "--redis"
-		if t.Redis == "" {
-			return t, usagef("--redis must not be empty")
+		url, from = strings.TrimSpace(*tf.redis), "--redis"
+		if url == "" {
+			return "", "", usagef("--redis must not be empty")
 		}
 	} else {
-		t.Redis, t.redisFrom = env.first(tf.redisVars...)
+		url, from = env.first(tf.redisVars...)
 	}
-	if t.Redis != "" {
-		if _, err := redisOption(t.Redis, t.redisFrom); err != nil {
-			return t, err
+	if url != "" {
+		if _, err := redisOption(url, from); err != nil {
+			return "", "", err
 		}
 	}
-	var err error
-	t.TLS, err = tf.tls.resolve(f, env, t)
-	return t, err
+	return url, from, nil
 }
 
 // embeddedFrom is the redisFrom of hopper run's embedded server.
@@ -320,29 +339,33 @@ func (wf workFlags) resolve(f *flagSet, env Env, processes string, needBuild boo
 		return o, usagef("--progress must be auto, live, plain or off, got %q", o.Progress)
 	}
 
-	// --worker, then HOPPER_WORKER_ID, then the CI's node index, then
-	// <hostname>-<pid>.
-	switch {
-	case f.Given("worker"):
-		o.WorkerID = strings.TrimSpace(*wf.worker)
-		if o.WorkerID == "" {
-			return o, usagef("--worker must not be empty")
-		}
-	default:
-		o.WorkerID, _ = env.first("HOPPER_WORKER_ID")
-		if o.WorkerID == "" {
-			if ci, ok := DetectCI(env); ok {
-				o.WorkerID = ci.WorkerID
-			}
-		}
-		if o.WorkerID == "" {
-			o.WorkerID = defaultWorkerID()
-		}
-	}
-	if err := checkName("worker id", o.WorkerID); err != nil {
+	if o.WorkerID, err = wf.workerID(f, env); err != nil {
 		return o, err
 	}
 	return o, o.checkSlotIDs(processes)
+}
+
+// workerID is --worker, then HOPPER_WORKER_ID, then the CI's node index,
+// then <hostname>-<pid>.
+func (wf workFlags) workerID(f *flagSet, env Env) (string, error) {
+	var id string
+	switch {
+	case f.Given("worker"):
+		if id = strings.TrimSpace(*wf.worker); id == "" {
+			return "", usagef("--worker must not be empty")
+		}
+	default:
+		id, _ = env.first("HOPPER_WORKER_ID")
+		if id == "" {
+			if ci, ok := DetectCI(env); ok {
+				id = ci.WorkerID
+			}
+		}
+		if id == "" {
+			id = defaultWorkerID()
+		}
+	}
+	return id, checkName("worker id", id)
 }
 
 // checkSlotIDs refuses a worker id whose slots' ids, <id>.1 .. <id>.N, would

@@ -143,7 +143,7 @@ func TestGoRetryRunsOnlyTheFailedTest(t *testing.T) {
 		"--max-requeues", "1", "--requeue-tolerance", "1", "--junit-out", junitPath, "--summary-out", sumPath, "--", "./...")
 	require.Equal(t, 0, code, "stdout:\n%s\nstderr:\n%s", out, errs)
 	assert.Contains(t, out, "hopper: ran again only TestT17")
-	assert.Contains(t, out, "units: 1 total, 1 finalized; examples: 30 selected", "the examples are the tests")
+	assert.Contains(t, out, "units: 1 total, 1 finalized; tests: 30, 0 failed", "the tests are counted, not the unit")
 
 	raw, err := os.ReadFile(runlog)
 	require.NoError(t, err)

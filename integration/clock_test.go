@@ -68,10 +68,10 @@ func TestClockCarriesTimeOnlyWhenDue(t *testing.T) {
 		beat()
 	}
 	assert.Equal(t, 1, times(), "heartbeats within the anchor's refresh age carry no TIME")
-	time.Sleep(300 * time.Millisecond) // past clockRefresh
+	time.Sleep(300 * time.Millisecond) // past machinery.ClockRefresh
 	beat()
 	assert.Equal(t, 2, times(), "an anchor past its refresh age is renewed on the next round trip")
-	time.Sleep(1100 * time.Millisecond) // past clockMaxAge
+	time.Sleep(1100 * time.Millisecond) // past machinery.ClockMaxAge
 	beat()
 	assert.Equal(t, 3, times(), "an anchor past its maximum age is never used")
 }

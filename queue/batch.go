@@ -142,7 +142,8 @@ func (q *batcher) run(e *engine, batch []*fencedOp, from *prefetch) {
 	}
 }
 
-// fenced runs one fenced transition of r through the Build's batches.
+// fenced runs one fenced transition of r: alone on the inline engine,
+// through the batches on the default one.
 func (e *engine) fenced(ctx context.Context, mode string, r Reservation, tail bool, decide fencedDecision) error {
 	return e.batches.do(ctx, e, &fencedOp{mode: mode, r: r, tail: tail, decide: decide})
 }

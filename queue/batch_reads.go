@@ -17,7 +17,7 @@ type batchTrip struct {
 	gs     []guards // of each op
 	watch  []string
 	tail   bool
-	time   bool // it carries a TIME: the Build's clock is due (machinery.Clock)
+	time   bool // it carries a TIME: the engine's clock is due (machinery.Clock)
 	shared int  // replies before the ops' reads
 	reads  batchReads
 }

@@ -115,7 +115,7 @@ func TestKeptPace(t *testing.T) {
 	}
 }
 
-// TestKeptPaceForgetsTheIdlest: past its limit, keptPace forgets the
+// TestKeptPaceForgetsTheIdlest: past its limit, KeptPace forgets the
 // worker idle longest, which is then presumed quick again, and keeps
 // what it knows of the others.
 func TestKeptPaceForgetsTheIdlest(t *testing.T) {

@@ -20,7 +20,7 @@ func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) (
 	if err := checkMS("elapsed", elapsedMS); err != nil {
 		return err
 	}
-	return b.eng.fenced(ctx, ModeAbandoned, r, false, func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string) (rueidis.Commands, error) {
+	return b.eng.fenced(ctx, ModeAbandoned, r, false, func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string, writes rueidis.Commands) (rueidis.Commands, error) {
 		if err := holding(r, h); err != nil {
 			return nil, err
 		}
@@ -28,9 +28,9 @@ func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) (
 		if err != nil {
 			return nil, err
 		}
-		return rueidis.Commands{
+		return append(writes,
 			b.schema.appendEvent(c, ev),
 			b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, keepCurrent, 0),
-		}, nil
+		), nil
 	})
 }

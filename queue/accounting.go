@@ -49,7 +49,7 @@ func (e *engine) accountDelivery(ctx context.Context, worker string, stream Stre
 // its delivery, the delivered event and the worker's record; d is set
 // from what was read.
 func deliveryDecision(sc *schema, r Reservation, d *Delivery) fencedDecision {
-	return func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string) (rueidis.Commands, error) {
+	return func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string, writes rueidis.Commands) (rueidis.Commands, error) {
 		if err := h.settled(r, fence.Expect{EntryID: r.EntryID, Owner: r.WorkerID}); err != nil {
 			return nil, err
 		}
@@ -61,10 +61,10 @@ func deliveryDecision(sc *schema, r Reservation, d *Delivery) fencedDecision {
 			return nil, err
 		}
 		*d = Delivery{DeliveryCount: h.row.DeliveryCount, RetryIndex: h.state.RetryIndex, ReclaimCount: h.state.ReclaimCount}
-		return rueidis.Commands{
+		return append(writes,
 			sc.appendEvent(c, ev),
 			sc.touchWorker(c, r.WorkerID, h.worker, h.now, setCurrent(r.UnitID), 0),
-		}, nil
+		), nil
 	}
 }
 

@@ -56,8 +56,10 @@ type fencedOp struct {
 
 // fencedDecision is a fenced transition's decision: on what was read for
 // its reservation (h), its guards g, the batch's tail state t (requeues)
-// and the attempt's token, its writes, or its refusal.
-type fencedDecision func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string) (rueidis.Commands, error)
+// and the attempt's token, writes with its own appended, or its refusal.
+// Appending to the batch's writes spares every transition a slice of its
+// own.
+type fencedDecision func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error)
 
 // Claims names what op decides on and writes, for the scheduler's rules.
 func (o *fencedOp) Claims() sched.Claims {

@@ -7,6 +7,10 @@ import (
 	"github.com/redis/rueidis"
 )
 
+// writesPerOp is room for the writes of one fenced transition, the
+// build's TTL renewal included: a requeue's, the longest, fit.
+const writesPerOp = 16
+
 // commitBatch commits ops (distinct workers, entries and units) in one
 // transaction. An op refused on what it read (stale, corrupt) gets its
 // refusal and writes nothing; the others go on. An error of the commit
@@ -43,7 +47,7 @@ func (e *engine) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetc
 				return nil, err
 			}
 		}
-		var writes rueidis.Commands
+		writes := make(rueidis.Commands, 0, writesPerOp*len(ops))
 		replies := trip.reads.replies(len(ops), res[shared:shared+trip.reads.count(len(ops))])
 		for i, op := range ops {
 			h := common
@@ -51,17 +55,15 @@ func (e *engine) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetc
 				continue
 			}
 			e.entries.learnChecked(trip.reads, i, op, h)
-			w, err := op.decide(c, h, gs[i], ts, t.Token)
-			if err != nil {
-				op.err = err
-				continue
-			}
+			before := writes
 			if i > 0 {
 				// The runner records the token on the first op's worker
 				// guard; every other worker whose record changes gets it too.
 				writes = e.appendTokenRecord(writes, c, t, gs[i].worker)
 			}
-			writes = append(writes, w...)
+			if writes, op.err = op.decide(c, h, gs[i], ts, t.Token, writes); op.err != nil {
+				writes = before // refused: it writes nothing
+			}
 		}
 		if refusal := firstRefusal(ops); refusal != nil && t.First != nil && kept {
 			return nil, refusalOnKept(true, refusal)

@@ -11,53 +11,78 @@ import (
 )
 
 // batchTrip is the shape of a batch's first round trip: WATCH of every
-// guard, EXISTS meta, TIME when the clock is due, the tail's reads when it may requeue, then the
+// guard (each op's, and the tail's when it may requeue), EXISTS meta, TIME
+// when the clock is due, the tail's reads when it may requeue, then the
 // reads of its ops (batchReads).
 type batchTrip struct {
 	gs     []guards // of each op
-	watch  []string
 	tail   bool
 	time   bool // it carries a TIME: the engine's clock is due (machinery.Clock)
 	shared int  // replies before the ops' reads
 	reads  batchReads
 }
 
+// loneTrip holds the per-op parts of a lone transition's trip in one
+// allocation: most transitions run alone.
+type loneTrip struct {
+	gs    [1]guards
+	known [1]string
+}
+
 func (e *engine) planTrip(ops []*fencedOp) batchTrip {
-	tr := batchTrip{gs: make([]guards, len(ops)), watch: make([]string, 0, 2*len(ops)+1), shared: 2}
+	tr := batchTrip{shared: 2}
+	if len(ops) == 1 {
+		lone := new(loneTrip)
+		tr.gs, tr.reads.known = lone.gs[:], lone.known[:]
+	} else {
+		tr.gs, tr.reads.known = make([]guards, len(ops)), make([]string, len(ops))
+	}
 	if tr.time = e.clock.Due(); tr.time {
 		tr.shared++
 	}
 	for i, op := range ops {
 		tr.gs[i] = e.schema.guardsOf(op.r)
-		tr.watch = append(tr.watch, tr.gs[i].worker)
-		if entryGuards {
-			tr.watch = append(tr.watch, tr.gs[i].entry)
-		}
 		tr.tail = tr.tail || op.tail
 		if op.readsState() {
 			tr.reads.units++
 		}
 	}
-	tr.reads.known = e.entries.unitsOf(ops)
+	e.entries.unitsOf(ops, tr.reads.known)
 	for i, op := range ops {
 		if tr.reads.ranges(i, op) {
 			tr.reads.ranged++
 		}
 	}
 	if tr.tail {
-		// The tail guard orders requeues with every other requeue: they
-		// pick priority ids from the same tail and read the same count of
-		// units in retry. Nothing else writes it.
-		tr.watch = append(tr.watch, e.schema.keys.tailGuard())
 		tr.shared += tailReadCount
 	}
 	return tr
 }
 
+// watchCommand is the trip's WATCH: every op's guards, then, when it may
+// requeue, the tail guard. The tail guard orders requeues with every other
+// requeue: they pick priority ids from the same tail and read the same
+// count of units in retry. Nothing else writes it.
+func (e *engine) watchCommand(c rueidis.DedicatedClient, tr batchTrip) rueidis.Completed {
+	w := c.B().Watch().Key(tr.gs[0].worker)
+	if entryGuards {
+		w = w.Key(tr.gs[0].entry)
+	}
+	for _, g := range tr.gs[1:] {
+		if w = w.Key(g.worker); entryGuards {
+			w = w.Key(g.entry)
+		}
+	}
+	if tr.tail {
+		w = w.Key(e.schema.keys.tailGuard())
+	}
+	return w.Build()
+}
+
 // appendTripCommands appends to cmds the first round trip of ops, shaped
 // as tr.
 func (e *engine) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
-	cmds = append(cmds, c.B().Watch().Key(tr.watch...).Build(), e.schema.metaRead(c))
+	cmds = append(cmds, e.watchCommand(c, tr), e.schema.metaRead(c))
 	if tr.time {
 		cmds = append(cmds, c.B().Time().Build())
 	}

@@ -44,7 +44,7 @@ func (sc *schema) renew(c rueidis.DedicatedClient, cmds rueidis.Commands) rueidi
 }
 
 func (sc *schema) touchWorker(c rueidis.DedicatedClient, worker string, rec workerRecord, now int64, cur current, delta float64) rueidis.Completed {
-	return c.B().Hset().Key(sc.keys.Workers).FieldValue().FieldValue(worker, string(rec.touch(now, cur, delta))).Build()
+	return c.B().Hset().Key(sc.keys.Workers).FieldValue().FieldValue(worker, rec.touch(now, cur, delta)).Build()
 }
 
 func (sc *schema) appendEvent(c rueidis.DedicatedClient, json []byte) rueidis.Completed {
@@ -58,11 +58,11 @@ func (sc *schema) setGuard(c rueidis.DedicatedClient, key, token string) rueidis
 	return c.B().Arbitrary("SET").Keys(key).Args(token, "PX", sc.ttlText).Build()
 }
 
-// dropGuard retires the guard of an entry that is gone from the pending list.
-// A DEL alone would not do: deleting a key that does not exist (an entry
+// dropGuard appends to cmds the retirement of the guard of an entry gone
+// from the pending list. A DEL alone would not do: deleting a key that does not exist (an entry
 // never heartbeated or reclaimed has no guard yet) changes nothing, and a
 // transaction watching the absent key would still commit. SET then DEL, in
 // the same MULTI, aborts every watcher and leaves no key behind.
-func (sc *schema) dropGuard(c rueidis.DedicatedClient, key, token string) rueidis.Commands {
-	return rueidis.Commands{sc.setGuard(c, key, token), c.B().Del().Key(key).Build()}
+func (sc *schema) dropGuard(c rueidis.DedicatedClient, cmds rueidis.Commands, key, token string) rueidis.Commands {
+	return append(cmds, sc.setGuard(c, key, token), c.B().Del().Key(key).Build())
 }

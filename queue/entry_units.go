@@ -138,18 +138,16 @@ func (e *entryUnits) learnFields(at entryAt, f entryFields) {
 	e.learn(at, unit)
 }
 
-// unitsOf returns, per op, the unit its entry carries as remembered, "" where
-// it is not known. A fenced transition checks it against the unit its caller
+// unitsOf sets out[i], per op, to the unit its entry carries as
+// remembered, "" where it is not known. A fenced transition checks it against the unit its caller
 // names (see entryUnitCheck): an entry's fields never change, so what was
 // read once stands, and the transition need not range the entry again.
-func (e *entryUnits) unitsOf(ops []*fencedOp) []string {
+func (e *entryUnits) unitsOf(ops []*fencedOp, out []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]string, len(ops))
 	for i, op := range ops {
 		out[i] = e.units[entryAt{op.r.Stream, op.r.EntryID}]
 	}
-	return out
 }
 
 // learnChecked records the unit of the entry op, the i-th of a batch whose

@@ -56,7 +56,7 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 	if err := res.check(); err != nil {
 		return err
 	}
-	return b.eng.fenced(ctx, ModeFinalize, r, false, func(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string) (rueidis.Commands, error) {
+	return b.eng.fenced(ctx, ModeFinalize, r, false, func(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error) {
 		if err := holding(r, h); err != nil {
 			return nil, err
 		}
@@ -68,7 +68,7 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 		if err != nil {
 			return nil, err
 		}
-		cmds := b.schema.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, nil)
+		cmds := b.schema.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, writes)
 		cmds = b.schema.writeTestResults(c, r, res.TestResults, cmds)
 		return append(cmds, b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
 	})
@@ -84,5 +84,5 @@ func (sc *schema) finalizeEntry(c rueidis.DedicatedClient, s Stream, entryID, gu
 		sc.appendEvent(c, event),
 		c.B().Hincrby().Key(sc.keys.Meta).Field("finalized_count").Increment(1).Build(),
 	)
-	return append(cmds, sc.dropGuard(c, guard, token)...)
+	return sc.dropGuard(c, cmds, guard, token)
 }

@@ -20,7 +20,7 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 	if err := r.check(); err != nil {
 		return err
 	}
-	return b.eng.fenced(ctx, ModeHeartbeat, r, false, func(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string) (rueidis.Commands, error) {
+	return b.eng.fenced(ctx, ModeHeartbeat, r, false, func(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error) {
 		if !h.metaExists {
 			return nil, fmt.Errorf("%w: meta is missing or holds no state (unit %q)", ErrCorrupt, r.UnitID)
 		}
@@ -30,7 +30,7 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 		if h.workerErr != nil {
 			return nil, h.workerErr
 		}
-		return rueidis.Commands{
+		return append(writes,
 			// JUSTID keeps the delivery count in Redis; RETRYCOUNT says it
 			// again for servers that count a JUSTID claim (miniredis, behind
 			// `hopper run`), so the reservation's fence still holds there.
@@ -39,6 +39,6 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 			// The idle time changed: a reclaim that judged it must look again.
 			b.schema.setGuard(c, g.entry, token),
 			b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, setCurrent(r.UnitID), 0),
-		}, nil
+		), nil
 	})
 }

@@ -88,7 +88,7 @@ func (k *keptReads) take(e *engine, op *fencedOp) *prefetch {
 // its TIME aside: the kept one's replies are read by its own shape.
 func sameTrip(kept, own batchTrip) bool {
 	kr, or := kept.reads, own.reads
-	return kept.tail == own.tail && kr.units == or.units && kr.ranged == or.ranged && slices.Equal(kr.known, or.known) && slices.Equal(kept.watch, own.watch)
+	return kept.tail == own.tail && kr.units == or.units && kr.ranged == or.ranged && slices.Equal(kr.known, or.known) && slices.Equal(kept.gs, own.gs)
 }
 
 // arm returns what a batch's commit carries behind its EXEC: chain, the

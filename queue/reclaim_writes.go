@@ -76,7 +76,7 @@ func (r *reclaimer) writes(s secondLook, walks []streamWalk, states map[string]s
 			// XAUTOCLAIM drops an entry deleted from the stream from the
 			// pending list, and that ends its walk of this stream.
 			writes = append(writes, c.B().Xack().Key(k.stream(sc.stream)).Group(Group).Id(w.drop).Build())
-			writes = append(writes, r.e.schema.dropGuard(c, k.entryGuard(sc.stream, w.drop), r.t.Token)...)
+			writes = r.e.schema.dropGuard(c, writes, k.entryGuard(sc.stream, w.drop), r.t.Token)
 			continue
 		}
 		if w.claim >= 0 {

@@ -69,7 +69,7 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 	if err := caps.check(); err != nil {
 		return Requeued{}, err
 	}
-	err = b.eng.fenced(ctx, ModeRequeue, r, true, func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string) (rueidis.Commands, error) {
+	err = b.eng.fenced(ctx, ModeRequeue, r, true, func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error) {
 		out = Requeued{}
 		if err := holding(r, h); err != nil {
 			return nil, err
@@ -90,7 +90,7 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 				return nil, err
 			}
 			out = Requeued{RetryIndex: h.state.RetryIndex}
-			cmds := b.schema.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, nil)
+			cmds := b.schema.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, writes)
 			cmds = b.schema.writeTestResults(c, r, res.TestResults, cmds)
 			return append(cmds, b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
 		}
@@ -114,7 +114,7 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 			t.inRetry++ // the next requeue of the batch counts this one
 		}
 		rq := requeueing{r: r, h: h, entry: g.entry, token: token, state: after.Encode(), newID: newID, entersRetry: decision.EntersRetry}
-		return b.schema.requeueWrites(c, rq, ev, res), nil
+		return b.schema.requeueWrites(c, rq, ev, res, writes), nil
 	})
 	if err != nil {
 		return Requeued{}, err
@@ -134,13 +134,12 @@ type requeueing struct {
 	entersRetry bool
 }
 
-// requeueWrites are the writes of a requeue within budget: the unit's new
+// requeueWrites appends to cmds the writes of a requeue within budget: the unit's new
 // state, its entry acknowledged and a new one on the priority stream, the
 // requeued event ev, the worker's record, the tail guard moved and the old
 // entry's guard retired.
-func (sc *schema) requeueWrites(c rueidis.DedicatedClient, q requeueing, ev []byte, res Result) rueidis.Commands {
+func (sc *schema) requeueWrites(c rueidis.DedicatedClient, q requeueing, ev []byte, res Result, cmds rueidis.Commands) rueidis.Commands {
 	r, k := q.r, sc.keys
-	cmds := make(rueidis.Commands, 0, 10)
 	if q.entersRetry {
 		cmds = append(cmds, c.B().Hincrby().Key(k.Meta).Field("requeued_units_count").Increment(1).Build())
 	}
@@ -153,7 +152,7 @@ func (sc *schema) requeueWrites(c rueidis.DedicatedClient, q requeueing, ev []by
 		sc.setGuard(c, k.tailGuard(), q.token),
 	)
 	cmds = sc.writeTestResults(c, r, res.TestResults, cmds)
-	return append(cmds, sc.dropGuard(c, q.entry, q.token)...)
+	return sc.dropGuard(c, cmds, q.entry, q.token)
 }
 
 // tailState is what the requeues of a batch read, and carry from one to the

@@ -26,6 +26,9 @@ var ErrUnsupportedServer = errors.New("queue: the server cannot run hopper's tra
 // such a server is found on the first transaction, before MULTI could run
 // its writes outside a transaction.
 func refusedCommand(err error) error {
+	if err == nil {
+		return nil // before errors.As, whose target would escape on every commit
+	}
 	var re *rueidis.RedisError
 	if !errors.As(err, &re) {
 		return err

@@ -13,7 +13,7 @@ import (
 // {"last_seen":<ms>,"current_unit":<id or null>,"processed":<n>}.
 type workerRecord struct {
 	lastSeen    int64
-	currentUnit json.RawMessage // kept as stored when a transition leaves it alone
+	currentUnit string // JSON text, kept as stored when a transition leaves it alone; "": null
 	processed   float64
 }
 
@@ -45,7 +45,7 @@ func parseWorkerRecord(raw string, found bool) (workerRecord, error) {
 	if err := json.Unmarshal([]byte(raw), &wire); err != nil {
 		return workerRecord{}, fmt.Errorf("queue: worker record %q: %w", raw, err)
 	}
-	rec := workerRecord{currentUnit: wire.CurrentUnit}
+	rec := workerRecord{currentUnit: string(wire.CurrentUnit)}
 	switch p := wire.Processed.(type) {
 	case float64:
 		rec.processed = p
@@ -59,44 +59,45 @@ func parseWorkerRecord(raw string, found bool) (workerRecord, error) {
 
 // touch is what every transition does to its worker's record: last_seen
 // becomes now, the current unit changes as c says, and processed grows by
-// delta.
-func (r workerRecord) touch(now int64, c current, delta float64) []byte {
-	r.lastSeen = now
+// delta. Every transition writes one, so it is built in one allocation.
+func (r workerRecord) touch(now int64, c current, delta float64) string {
+	unit := r.currentUnit
 	if !c.keep {
-		if c.unit == "" {
-			r.currentUnit = nil
-		} else {
-			r.currentUnit = jsonString(c.unit)
-		}
+		unit = ""
 	}
-	r.processed += delta
-	b := make([]byte, 0, 96)
-	b = append(b, `{"last_seen":`...)
-	b = strconv.AppendInt(b, r.lastSeen, 10)
-	b = append(b, `,"current_unit":`...)
-	if len(r.currentUnit) == 0 {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, r.currentUnit...)
+	var b strings.Builder
+	b.Grow(96 + len(unit) + len(c.unit))
+	var num [32]byte
+	b.WriteString(`{"last_seen":`)
+	b.Write(strconv.AppendInt(num[:0], now, 10))
+	b.WriteString(`,"current_unit":`)
+	switch {
+	case !c.keep && c.unit != "":
+		writeJSONString(&b, c.unit)
+	case unit == "":
+		b.WriteString("null")
+	default:
+		b.WriteString(unit)
 	}
-	b = append(b, `,"processed":`...)
-	b = strconv.AppendFloat(b, r.processed, 'f', -1, 64)
-	return append(b, '}')
+	b.WriteString(`,"processed":`)
+	b.Write(strconv.AppendFloat(num[:0], r.processed+delta, 'f', -1, 64))
+	b.WriteByte('}')
+	return b.String()
 }
 
-// jsonString encodes s as a JSON string without HTML escaping.
-func jsonString(s string) []byte {
+// writeJSONString writes s to b as a JSON string without HTML escaping.
+func writeJSONString(b *strings.Builder, s string) {
 	if plainJSONString(s) {
-		b := make([]byte, 0, len(s)+2)
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"')
+		b.WriteByte('"')
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
-	return bytes.TrimRight(buf.Bytes(), "\n")
+	b.Write(bytes.TrimRight(buf.Bytes(), "\n"))
 }
 
 // parseWorkerRecordFast reads the exact layout touch writes (a current unit
@@ -129,7 +130,7 @@ func parseWorkerRecordFast(raw string) (workerRecord, bool) {
 		if !plainJSONString(unit) {
 			return rec, false
 		}
-		rec.currentUnit = json.RawMessage(rest[:end+2])
+		rec.currentUnit = rest[:end+2]
 		if rest = rest[end+2:]; !strings.HasPrefix(rest, ",") {
 			return rec, false
 		}

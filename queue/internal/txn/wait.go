@@ -42,6 +42,9 @@ func Sleep(ctx context.Context, d time.Duration) error {
 // later return to the pool would cost one more round trip. The caller's
 // cancellation is then checked between round trips (see Runner.Commit).
 func DedicatedContext(ctx context.Context) context.Context {
+	if ctx.Done() == nil {
+		return ctx // nothing to cancel: nothing to strip, no allocation
+	}
 	if _, ok := ctx.Deadline(); ok {
 		return ctx
 	}

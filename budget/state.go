@@ -20,10 +20,11 @@ func (s State) Encode() []byte {
 	return append(b, '}')
 }
 
-// DecodeState reads a unit_state value. A missing entered_retry reads as
+// DecodeState reads a unit_state value, as Redis replies it or as bytes,
+// without copying it. A missing entered_retry reads as
 // false; anything that is not a JSON object with numeric counters is an
 // error, since the unit's budget cannot be known from it.
-func DecodeState(raw []byte) (State, error) {
+func DecodeState[T ~string | ~[]byte](raw T) (State, error) {
 	if s, ok := decodeStateFast(raw); ok {
 		return s, nil
 	}
@@ -32,7 +33,7 @@ func DecodeState(raw []byte) (State, error) {
 		ReclaimCount *float64 `json:"reclaim_count"`
 		EnteredRetry *bool    `json:"entered_retry"`
 	}
-	if err := json.Unmarshal(raw, &wire); err != nil {
+	if err := json.Unmarshal([]byte(raw), &wire); err != nil {
 		return State{}, fmt.Errorf("budget: unit state %q: %w", raw, err)
 	}
 	if wire.RetryIndex == nil || wire.ReclaimCount == nil {
@@ -48,7 +49,7 @@ func DecodeState(raw []byte) (State, error) {
 // decodeStateFast reads the exact layout Encode writes, which is every value
 // a build holds unless someone wrote it by hand, without encoding/json's
 // reflection: every transition reads one.
-func decodeStateFast(raw []byte) (State, bool) {
+func decodeStateFast[T ~string | ~[]byte](raw T) (State, bool) {
 	var s State
 	rest, ok := cutPrefix(raw, `{"retry_index":`)
 	if !ok {
@@ -73,7 +74,7 @@ func decodeStateFast(raw []byte) (State, bool) {
 	return s, true
 }
 
-func cutPrefix(b []byte, prefix string) ([]byte, bool) {
+func cutPrefix[T ~string | ~[]byte](b T, prefix string) (T, bool) {
 	if len(b) < len(prefix) || string(b[:len(prefix)]) != prefix {
 		return b, false
 	}
@@ -81,7 +82,7 @@ func cutPrefix(b []byte, prefix string) ([]byte, bool) {
 }
 
 // cutInt reads a non-negative decimal integer of at most 18 digits.
-func cutInt(b []byte) (int64, []byte, bool) {
+func cutInt[T ~string | ~[]byte](b T) (int64, T, bool) {
 	var n int64
 	i := 0
 	for ; i < len(b) && i < 18 && b[i] >= '0' && b[i] <= '9'; i++ {

@@ -163,6 +163,9 @@ const Significant = 14
 
 // significant rounds v to Significant digits.
 func significant(v float64) float64 {
+	if v == math.Trunc(v) && math.Abs(v) < 1e14 {
+		return v // whole and under 14 digits: rounding keeps it, no text needed
+	}
 	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', Significant, 64), 64)
 	if err != nil {
 		return v

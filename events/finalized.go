@@ -107,7 +107,7 @@ func (e Finalized) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshal(w)
+	return w.json()
 }
 
 // Encode returns the finalized event as appended to the attempt log: the head,
@@ -118,7 +118,7 @@ func (e RetryBudgetExhausted) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshal(wireRetryBudgetExhausted{w, nullIfEmpty(e.FailureSummary)})
+	return wireRetryBudgetExhausted{w, nullIfEmpty(e.FailureSummary)}.json()
 }
 
 // Encode returns the finalized event as appended to the attempt log: the head,
@@ -129,7 +129,39 @@ func (e ReclaimBudgetExhausted) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshal(wireReclaimBudgetExhausted{w, nullIfEmpty(e.PreviousWorkerID), e.DeliveryCount})
+	return wireReclaimBudgetExhausted{w, nullIfEmpty(e.PreviousWorkerID), e.DeliveryCount}.json()
+}
+
+func (w wireFinalized) json() ([]byte, error) {
+	o := w.open(0)
+	return o.bytes()
+}
+
+func (w wireRetryBudgetExhausted) json() ([]byte, error) {
+	o := w.open(lenOf(w.FailureSummary))
+	o.strOrNull("failure_summary", w.FailureSummary)
+	return o.bytes()
+}
+
+func (w wireReclaimBudgetExhausted) json() ([]byte, error) {
+	o := w.open(64)
+	o.strOrNull("previous_worker_id", w.PreviousWorkerID)
+	o.int("delivery_count", w.DeliveryCount)
+	return o.bytes()
+}
+
+// open writes the fields every finalized event has, with room for more
+// bytes of its own.
+func (w wireFinalized) open(more int) jsonOut {
+	o := newJSONOut(eventSize(w.wireHead, len(w.Errors)+len(w.Stream)+len(w.EntryID)+lenOf(w.Reason)+more))
+	o.head(w.wireHead)
+	o.str("outcome", w.Outcome)
+	o.float("duration_ms", w.DurationMS)
+	o.strOrNull("reason", w.Reason)
+	o.raw("errors", w.Errors)
+	o.str("stream", w.Stream)
+	o.str("entry_id", w.EntryID)
+	return o
 }
 
 // invalid wraps ErrInvalidEvent with the event type, the unit and the detail.

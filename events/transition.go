@@ -25,7 +25,16 @@ func (e Delivered) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshal(wireDelivered{h, e.Stream, e.EntryID, e.DeliveryCount})
+	return wireDelivered{h, e.Stream, e.EntryID, e.DeliveryCount}.json()
+}
+
+func (w wireDelivered) json() ([]byte, error) {
+	o := newJSONOut(eventSize(w.wireHead, len(w.Stream)+len(w.EntryID)))
+	o.head(w.wireHead)
+	o.str("stream", w.Stream)
+	o.str("entry_id", w.EntryID)
+	o.int("delivery_count", w.DeliveryCount)
+	return o.bytes()
 }
 
 // Reclaimed records a unit taken over from an idle owner (the reclaim
@@ -56,7 +65,17 @@ func (e Reclaimed) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshal(wireReclaimed{h, nullIfEmpty(e.PreviousWorkerID), e.Stream, e.EntryID, e.DeliveryCount})
+	return wireReclaimed{h, nullIfEmpty(e.PreviousWorkerID), e.Stream, e.EntryID, e.DeliveryCount}.json()
+}
+
+func (w wireReclaimed) json() ([]byte, error) {
+	o := newJSONOut(eventSize(w.wireHead, len(w.Stream)+len(w.EntryID)+64))
+	o.head(w.wireHead)
+	o.strOrNull("previous_worker_id", w.PreviousWorkerID)
+	o.str("stream", w.Stream)
+	o.str("entry_id", w.EntryID)
+	o.int("delivery_count", w.DeliveryCount)
+	return o.bytes()
 }
 
 // Requeued records a failed attempt put back on the priority stream (the
@@ -106,7 +125,7 @@ func (e Requeued) Encode() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return marshal(wireRequeued{
+	return wireRequeued{
 		wireHead:           h,
 		PreviousRetryIndex: e.RetryIndex - 1,
 		DurationMS:         significant(e.DurationMS),
@@ -115,7 +134,20 @@ func (e Requeued) Encode() ([]byte, error) {
 		Stream:             e.Stream,
 		EntryID:            e.EntryID,
 		NewEntryID:         e.NewEntryID,
-	})
+	}.json()
+}
+
+func (w wireRequeued) json() ([]byte, error) {
+	o := newJSONOut(eventSize(w.wireHead, len(w.Errors)+len(w.Stream)+len(w.EntryID)+len(w.NewEntryID)+lenOf(w.FailureSummary)))
+	o.head(w.wireHead)
+	o.int("previous_retry_index", w.PreviousRetryIndex)
+	o.float("duration_ms", w.DurationMS)
+	o.strOrNull("failure_summary", w.FailureSummary)
+	o.raw("errors", w.Errors)
+	o.str("stream", w.Stream)
+	o.str("entry_id", w.EntryID)
+	o.str("new_entry_id", w.NewEntryID)
+	return o.bytes()
 }
 
 // Abandoned records that a unit ran past max_unit_duration: its owner stops
@@ -144,5 +176,14 @@ func (e Abandoned) Encode() ([]byte, error) {
 	if err := checkMS(TypeAbandoned, e.UnitID, "elapsed_ms", e.ElapsedMS); err != nil {
 		return nil, err
 	}
-	return marshal(wireAbandoned{h, significant(e.ElapsedMS), e.Stream, e.EntryID})
+	return wireAbandoned{h, significant(e.ElapsedMS), e.Stream, e.EntryID}.json()
+}
+
+func (w wireAbandoned) json() ([]byte, error) {
+	o := newJSONOut(eventSize(w.wireHead, len(w.Stream)+len(w.EntryID)))
+	o.head(w.wireHead)
+	o.float("elapsed_ms", w.ElapsedMS)
+	o.str("stream", w.Stream)
+	o.str("entry_id", w.EntryID)
+	return o.bytes()
 }

@@ -107,7 +107,7 @@ func (e *engine) tripNow(ctx context.Context, c rueidis.DedicatedClient, shape b
 type guards struct{ worker, entry string }
 
 func (sc *schema) guardsOf(r Reservation) guards {
-	return guards{worker: sc.keys.workerGuard(r.WorkerID), entry: sc.keys.entryGuard(r.Stream, r.EntryID)}
+	return guards{worker: sc.workerGuard(r.WorkerID), entry: sc.keys.entryGuard(r.Stream, r.EntryID)}
 }
 
 // held is what a fenced transition reads, in one round trip, right after it
@@ -264,7 +264,7 @@ func (h *held) parseEntry(k Keys, r Reservation, pending rueidis.RedisResult, st
 			return err
 		}
 		if found {
-			if h.state, err = budget.DecodeState([]byte(raw)); err != nil {
+			if h.state, err = budget.DecodeState(raw); err != nil {
 				h.stateErr = err
 				return nil
 			}

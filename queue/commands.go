@@ -2,6 +2,7 @@ package queue
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hopper-queue/hopper/events"
@@ -19,6 +20,19 @@ type schema struct {
 	// guardedOnly: refuse builds whose meta lacks the guarded mark
 	// (Transition's Builds; see meta.go).
 	guardedOnly bool
+	// workerGuards maps a worker id to its guard key, named once: every
+	// transition of the worker watches it.
+	workerGuards sync.Map
+}
+
+// workerGuard is the guard key of worker, from workerGuards.
+func (sc *schema) workerGuard(worker string) string {
+	if key, ok := sc.workerGuards.Load(worker); ok {
+		return key.(string)
+	}
+	key := sc.keys.workerGuard(worker)
+	sc.workerGuards.Store(worker, key)
+	return key
 }
 
 func newSchema(keys Keys, ttl time.Duration) *schema {

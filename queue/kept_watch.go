@@ -106,7 +106,7 @@ func (k *keptWatches) wasIdle(worker string) bool {
 // the worker, and reading again would strand them there.
 func (e *engine) readUnitsWatching(ctx context.Context, worker string, read rueidis.Completed) (meta, got rueidis.RedisResult, ok bool) {
 	c, release := e.client.Dedicate()
-	cmds := append(rueidis.Commands{c.B().Watch().Key(e.schema.keys.workerGuard(worker)).Build()}, e.schema.livenessReads(c, worker)...)
+	cmds := append(rueidis.Commands{c.B().Watch().Key(e.schema.workerGuard(worker)).Build()}, e.schema.livenessReads(c, worker)...)
 	res := c.DoMulti(ctx, append(cmds, read, c.B().Time().Build())...)
 	n := len(res)
 	meta, got = res[1], res[n-2]

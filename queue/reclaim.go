@@ -74,7 +74,7 @@ func (e *engine) reclaimOn(ctx context.Context, worker string, timeoutMS int64, 
 		}
 		e.meter.observe(ctx, ModeReclaim, statusOf(err, ok), start)
 	}(time.Now())
-	r := &reclaimer{e: e, worker: worker, wguard: e.schema.keys.workerGuard(worker), timeoutMS: timeoutMS, fallbackMax: fallbackMax, given: given}
+	r := &reclaimer{e: e, worker: worker, wguard: e.schema.workerGuard(worker), timeoutMS: timeoutMS, fallbackMax: fallbackMax, given: given}
 	if err = e.commit(ctx, ModeReclaim, r.wguard, r.attempt); err != nil {
 		return Reclaimed{}, err
 	}

@@ -117,7 +117,7 @@ func (r *reclaimer) claim(writes rueidis.Commands, s secondLook, sc streamScan, 
 		return writes, nil
 	}
 	var err error
-	if e.state, err = budget.DecodeState([]byte(rawState)); err != nil {
+	if e.state, err = budget.DecodeState(rawState); err != nil {
 		return nil, err
 	}
 	r.out.UnitID, r.out.PreviousWorkerID = e.f.id, e.prev

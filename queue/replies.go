@@ -39,30 +39,41 @@ func pendingRows(r rueidis.RedisResult) ([]fence.Row, error) {
 	}
 	rows := make([]fence.Row, 0, len(msgs))
 	for _, m := range msgs {
-		f, err := m.ToArray()
-		if err != nil || len(f) != 4 {
-			return nil, fmt.Errorf("unexpected XPENDING row %v", m)
-		}
-		var row fence.Row
-		var e1, e2, e3, e4 error
-		row.EntryID, e1 = f[0].ToString()
-		row.Consumer, e2 = f[1].ToString()
-		row.IdleMS, e3 = f[2].AsInt64()
-		row.DeliveryCount, e4 = f[3].AsInt64()
-		if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
-			return nil, fmt.Errorf("unexpected XPENDING row %v", m)
+		row, err := parsePendingRow(m)
+		if err != nil {
+			return nil, err
 		}
 		rows = append(rows, row)
 	}
 	return rows, nil
 }
 
+// pendingRow parses an extended XPENDING reply of COUNT 1, every fenced
+// transition's: its row, if any, without a slice of rows.
 func pendingRow(r rueidis.RedisResult) (fence.Row, bool, error) {
-	rows, err := pendingRows(r)
-	if err != nil || len(rows) == 0 {
+	msgs, err := r.ToArray()
+	if err != nil || len(msgs) == 0 {
 		return fence.Row{}, false, err
 	}
-	return rows[0], true, nil
+	row, err := parsePendingRow(msgs[0])
+	return row, err == nil, err
+}
+
+func parsePendingRow(m rueidis.RedisMessage) (fence.Row, error) {
+	f, err := m.ToArray()
+	if err != nil || len(f) != 4 {
+		return fence.Row{}, fmt.Errorf("unexpected XPENDING row %v", m)
+	}
+	var row fence.Row
+	var e1, e2, e3, e4 error
+	row.EntryID, e1 = f[0].ToString()
+	row.Consumer, e2 = f[1].ToString()
+	row.IdleMS, e3 = f[2].AsInt64()
+	row.DeliveryCount, e4 = f[3].AsInt64()
+	if e1 != nil || e2 != nil || e3 != nil || e4 != nil {
+		return fence.Row{}, fmt.Errorf("unexpected XPENDING row %v", m)
+	}
+	return row, nil
 }
 
 // optionalString reads a bulk string reply that may be nil.

@@ -25,7 +25,7 @@ type workerPlan struct {
 // mode when there is one, else on reads of its own, followed by a TIME.
 func (e *engine) commitWorker(ctx context.Context, p workerPlan) error {
 	from := e.watches.take(p.worker, p.mode)
-	return e.commitLinked(ctx, p.mode, e.schema.keys.workerGuard(p.worker), link{From: from}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
+	return e.commitLinked(ctx, p.mode, e.schema.workerGuard(p.worker), link{From: from}, func(ctx context.Context, c rueidis.DedicatedClient, t *tx) (rueidis.Commands, error) {
 		kept := t.First != nil
 		res, now, err := e.workerReads(ctx, c, t, p)
 		if err != nil {
@@ -55,7 +55,7 @@ func (e *engine) workerReads(ctx context.Context, c rueidis.DedicatedClient, t *
 		now, err := e.clock.ServerNow(ctx, c)
 		return res, now, err
 	}
-	cmds := rueidis.Commands{c.B().Watch().Key(e.schema.keys.workerGuard(p.worker)).Build()}
+	cmds := rueidis.Commands{c.B().Watch().Key(e.schema.workerGuard(p.worker)).Build()}
 	if p.reads != nil {
 		cmds = append(cmds, p.reads(c)...)
 	}

@@ -20,17 +20,29 @@ func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) (
 	if err := checkMS("elapsed", elapsedMS); err != nil {
 		return err
 	}
-	return b.eng.fenced(ctx, ModeAbandoned, r, false, func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string, writes rueidis.Commands) (rueidis.Commands, error) {
-		if err := holding(r, h); err != nil {
-			return nil, err
-		}
-		ev, err := events.Abandoned{Head: head(r, h), ElapsedMS: elapsedMS, Stream: string(r.Stream), EntryID: r.EntryID}.Encode()
-		if err != nil {
-			return nil, err
-		}
-		return append(writes,
-			b.schema.appendEvent(c, ev),
-			b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, keepCurrent, 0),
-		), nil
-	})
+	p := &abandonPlan{fencedOp: fencedOp{mode: ModeAbandoned, r: r}, sc: b.schema, elapsedMS: elapsedMS}
+	return b.eng.fenced(ctx, &p.fencedOp, p)
+}
+
+// abandonPlan is the abandonment of r after elapsedMS.
+type abandonPlan struct {
+	fencedOp
+	sc        *schema
+	elapsedMS float64
+}
+
+// decide: r still held (holding), then the abandoned event.
+func (p *abandonPlan) decide(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string, writes rueidis.Commands) (rueidis.Commands, error) {
+	r := p.r
+	if err := holding(r, h); err != nil {
+		return nil, err
+	}
+	ev, err := events.Abandoned{Head: head(r, h), ElapsedMS: p.elapsedMS, Stream: string(r.Stream), EntryID: r.EntryID}.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return append(writes,
+		p.sc.appendEvent(c, ev),
+		p.sc.touchWorker(c, r.WorkerID, h.worker, h.now, keepCurrent, 0),
+	), nil
 }

@@ -37,35 +37,40 @@ func (e *engine) accountDelivery(ctx context.Context, worker string, stream Stre
 	if err := r.check(); err != nil {
 		return Delivery{}, err
 	}
-	var d Delivery
-	if err := e.fenced(ctx, ModeDeliveryAccounting, r, false, deliveryDecision(e.schema, r, &d)); err != nil {
+	p := &deliveryPlan{fencedOp: fencedOp{mode: ModeDeliveryAccounting, r: r}, sc: e.schema}
+	if err := e.fenced(ctx, &p.fencedOp, p); err != nil {
 		return Delivery{}, err
 	}
-	return d, nil
+	return p.d, nil
 }
 
-// deliveryDecision is delivery accounting's decision on what was read for
-// r, whose entry was just delivered to its worker: the entry still held at
-// its delivery, the delivered event and the worker's record; d is set
-// from what was read.
-func deliveryDecision(sc *schema, r Reservation, d *Delivery) fencedDecision {
-	return func(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string, writes rueidis.Commands) (rueidis.Commands, error) {
-		if err := h.settled(r, fence.Expect{EntryID: r.EntryID, Owner: r.WorkerID}); err != nil {
-			return nil, err
-		}
-		ev, err := events.Delivered{
-			Head:   head(r, h),
-			Stream: string(r.Stream), EntryID: r.EntryID, DeliveryCount: h.row.DeliveryCount,
-		}.Encode()
-		if err != nil {
-			return nil, err
-		}
-		*d = Delivery{DeliveryCount: h.row.DeliveryCount, RetryIndex: h.state.RetryIndex, ReclaimCount: h.state.ReclaimCount}
-		return append(writes,
-			sc.appendEvent(c, ev),
-			sc.touchWorker(c, r.WorkerID, h.worker, h.now, setCurrent(r.UnitID), 0),
-		), nil
+// deliveryPlan is delivery accounting of r, whose entry was just
+// delivered to its worker; d is what it read, once it decided.
+type deliveryPlan struct {
+	fencedOp
+	sc *schema
+	d  Delivery
+}
+
+// decide: the entry still held at its delivery, the delivered event and
+// the worker's record.
+func (p *deliveryPlan) decide(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string, writes rueidis.Commands) (rueidis.Commands, error) {
+	r := p.r
+	if err := h.settled(r, fence.Expect{EntryID: r.EntryID, Owner: r.WorkerID}); err != nil {
+		return nil, err
 	}
+	ev, err := events.Delivered{
+		Head:   head(r, h),
+		Stream: string(r.Stream), EntryID: r.EntryID, DeliveryCount: h.row.DeliveryCount,
+	}.Encode()
+	if err != nil {
+		return nil, err
+	}
+	p.d = Delivery{DeliveryCount: h.row.DeliveryCount, RetryIndex: h.state.RetryIndex, ReclaimCount: h.state.ReclaimCount}
+	return append(writes,
+		p.sc.appendEvent(c, ev),
+		p.sc.touchWorker(c, r.WorkerID, h.worker, h.now, setCurrent(r.UnitID), 0),
+	), nil
 }
 
 // settled applies the checks every fenced transition makes, in their fixed

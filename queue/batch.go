@@ -44,22 +44,25 @@ type fencedOp struct {
 	// Only one batch in flight holds such ops, so that a Build's requeues
 	// never race each other on the tail.
 	tail bool
-	// decide checks what was read for r (g: r's guards) and returns r's writes (the TTL
-	// renewal left out), or the refusal that is r's outcome. It runs once
-	// per attempt of the batch, and sets the caller's outputs.
-	decide fencedDecision
+	// plan checks what was read for r and appends r's writes (the TTL
+	// renewal left out), or gives the refusal that is r's outcome. It
+	// decides once per attempt of the batch, and sets the caller's outputs.
+	plan fencedPlan
 
 	ctx  context.Context
 	err  error
 	wake chan wakeup
 }
 
-// fencedDecision is a fenced transition's decision: on what was read for
-// its reservation (h), its guards g, the batch's tail state t (requeues)
-// and the attempt's token, writes with its own appended, or its refusal.
+// fencedPlan is a fenced transition: what it was called with, its
+// outputs, and its decision. The decision, on what was read for its
+// reservation (h), its guards g, the batch's tail state t (requeues) and
+// the attempt's token, is writes with its own appended, or its refusal.
 // Appending to the batch's writes spares every transition a slice of its
-// own.
-type fencedDecision func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error)
+// own; a plan that embeds its fencedOp is one allocation.
+type fencedPlan interface {
+	decide(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error)
+}
 
 // Claims names what op decides on and writes, for the scheduler's rules.
 func (o *fencedOp) Claims() sched.Claims {
@@ -146,8 +149,9 @@ func (q *batcher) run(e *engine, batch []*fencedOp, from *prefetch) {
 
 // fenced runs one fenced transition of r: alone on the inline engine,
 // through the batches on the default one.
-func (e *engine) fenced(ctx context.Context, mode string, r Reservation, tail bool, decide fencedDecision) error {
-	return e.batches.do(ctx, e, &fencedOp{mode: mode, r: r, tail: tail, decide: decide})
+func (e *engine) fenced(ctx context.Context, op *fencedOp, plan fencedPlan) error {
+	op.plan = plan
+	return e.batches.do(ctx, e, op)
 }
 
 // holding is the check of every fenced transition but the heartbeat's: meta

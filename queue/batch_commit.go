@@ -61,7 +61,7 @@ func (e *engine) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetc
 				// guard; every other worker whose record changes gets it too.
 				writes = e.appendTokenRecord(writes, c, t, gs[i].worker)
 			}
-			if writes, op.err = op.decide(c, h, gs[i], ts, t.Token, writes); op.err != nil {
+			if writes, op.err = op.plan.decide(c, h, gs[i], ts, t.Token, writes); op.err != nil {
 				writes = before // refused: it writes nothing
 			}
 		}

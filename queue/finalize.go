@@ -56,22 +56,34 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 	if err := res.check(); err != nil {
 		return err
 	}
-	return b.eng.fenced(ctx, ModeFinalize, r, false, func(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error) {
-		if err := holding(r, h); err != nil {
-			return nil, err
-		}
-		ev, err := events.Finalized{
-			Head:    head(r, h),
-			Outcome: res.Outcome, DurationMS: res.DurationMS, Reason: res.Reason, Errors: res.Errors,
-			Stream: string(r.Stream), EntryID: r.EntryID,
-		}.Encode()
-		if err != nil {
-			return nil, err
-		}
-		cmds := b.schema.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, writes)
-		cmds = b.schema.writeTestResults(c, r, res.TestResults, cmds)
-		return append(cmds, b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
-	})
+	p := &finalizePlan{fencedOp: fencedOp{mode: ModeFinalize, r: r}, sc: b.schema, res: res}
+	return b.eng.fenced(ctx, &p.fencedOp, p)
+}
+
+// finalizePlan is the finalize of r with res.
+type finalizePlan struct {
+	fencedOp
+	sc  *schema
+	res Result
+}
+
+// decide: r still held (holding), then the entry settled for good.
+func (p *finalizePlan) decide(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error) {
+	r, res := p.r, p.res
+	if err := holding(r, h); err != nil {
+		return nil, err
+	}
+	ev, err := events.Finalized{
+		Head:    head(r, h),
+		Outcome: res.Outcome, DurationMS: res.DurationMS, Reason: res.Reason, Errors: res.Errors,
+		Stream: string(r.Stream), EntryID: r.EntryID,
+	}.Encode()
+	if err != nil {
+		return nil, err
+	}
+	cmds := p.sc.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, writes)
+	cmds = p.sc.writeTestResults(c, r, res.TestResults, cmds)
+	return append(cmds, p.sc.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
 }
 
 // finalizeEntry is the terminal step shared by finalize, an exhausted

@@ -69,57 +69,79 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 	if err := caps.check(); err != nil {
 		return Requeued{}, err
 	}
-	err = b.eng.fenced(ctx, ModeRequeue, r, true, func(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error) {
-		out = Requeued{}
-		if err := holding(r, h); err != nil {
-			return nil, err
-		}
-		decision := budget.DecideRequeue(h.state, budget.Requeue{
-			MaxRequeues:   budget.Frozen(t.maxRequeues, t.okMax, float64(caps.MaxRequeues)),
-			Tolerance:     budget.Frozen(t.tolerance, t.okTolerance, caps.RequeueTolerance),
-			TotalUnits:    budget.Count(t.total, t.okTotal),
-			RequeuedUnits: t.inRetry,
-		})
-		if !decision.Requeue {
-			ev, err := events.RetryBudgetExhausted{
-				Head:       head(r, h),
-				DurationMS: res.DurationMS, Errors: res.Errors, FailureSummary: res.FailureSummary,
-				Stream: string(r.Stream), EntryID: r.EntryID,
-			}.Encode()
-			if err != nil {
-				return nil, err
-			}
-			out = Requeued{RetryIndex: h.state.RetryIndex}
-			cmds := b.schema.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, writes)
-			cmds = b.schema.writeTestResults(c, r, res.TestResults, cmds)
-			return append(cmds, b.schema.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
-		}
-		newID, err := t.next(h.now)
-		if err != nil {
-			return nil, err
-		}
-		after := decision.After(h.state)
-		hh := head(r, h)
-		hh.RetryIndex, hh.ReclaimCount = after.RetryIndex, after.ReclaimCount
-		ev, err := events.Requeued{
-			Head:       hh,
-			DurationMS: res.DurationMS, FailureSummary: res.FailureSummary, Errors: res.Errors,
-			Stream: string(r.Stream), EntryID: r.EntryID, NewEntryID: newID,
-		}.Encode()
-		if err != nil {
-			return nil, err
-		}
-		out = Requeued{Requeued: true, RetryIndex: after.RetryIndex, NewEntryID: newID}
-		if decision.EntersRetry {
-			t.inRetry++ // the next requeue of the batch counts this one
-		}
-		rq := requeueing{r: r, h: h, entry: g.entry, token: token, state: after.Encode(), newID: newID, entersRetry: decision.EntersRetry}
-		return b.schema.requeueWrites(c, rq, ev, res, writes), nil
-	})
-	if err != nil {
+	p := &requeuePlan{fencedOp: fencedOp{mode: ModeRequeue, r: r, tail: true}, sc: b.schema, res: res, caps: caps}
+	if err = b.eng.fenced(ctx, &p.fencedOp, p); err != nil {
 		return Requeued{}, err
 	}
-	return out, nil
+	return p.out, nil
+}
+
+// requeuePlan is the requeue of r's failed attempt res under caps; out is
+// its outcome, once it decided.
+type requeuePlan struct {
+	fencedOp
+	sc   *schema
+	res  Result
+	caps Budgets
+	out  Requeued
+}
+
+// decide: r still held, then the budgets, as frozen in meta and read from
+// the tail (t), say whether the unit goes back on the priority stream or
+// is finalized failed.
+func (p *requeuePlan) decide(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error) {
+	r, res := p.r, p.res
+	p.out = Requeued{}
+	if err := holding(r, h); err != nil {
+		return nil, err
+	}
+	decision := budget.DecideRequeue(h.state, budget.Requeue{
+		MaxRequeues:   budget.Frozen(t.maxRequeues, t.okMax, float64(p.caps.MaxRequeues)),
+		Tolerance:     budget.Frozen(t.tolerance, t.okTolerance, p.caps.RequeueTolerance),
+		TotalUnits:    budget.Count(t.total, t.okTotal),
+		RequeuedUnits: t.inRetry,
+	})
+	if !decision.Requeue {
+		return p.exhausted(c, h, g, token, writes)
+	}
+	newID, err := t.next(h.now)
+	if err != nil {
+		return nil, err
+	}
+	after := decision.After(h.state)
+	hh := head(r, h)
+	hh.RetryIndex, hh.ReclaimCount = after.RetryIndex, after.ReclaimCount
+	ev, err := events.Requeued{
+		Head:       hh,
+		DurationMS: res.DurationMS, FailureSummary: res.FailureSummary, Errors: res.Errors,
+		Stream: string(r.Stream), EntryID: r.EntryID, NewEntryID: newID,
+	}.Encode()
+	if err != nil {
+		return nil, err
+	}
+	p.out = Requeued{Requeued: true, RetryIndex: after.RetryIndex, NewEntryID: newID}
+	if decision.EntersRetry {
+		t.inRetry++ // the next requeue of the batch counts this one
+	}
+	rq := requeueing{r: r, h: h, entry: g.entry, token: token, state: after.Encode(), newID: newID, entersRetry: decision.EntersRetry}
+	return p.sc.requeueWrites(c, rq, ev, res, writes), nil
+}
+
+// exhausted finalizes r failed: its retry budget is spent.
+func (p *requeuePlan) exhausted(c rueidis.DedicatedClient, h held, g guards, token string, writes rueidis.Commands) (rueidis.Commands, error) {
+	r, res := p.r, p.res
+	ev, err := events.RetryBudgetExhausted{
+		Head:       head(r, h),
+		DurationMS: res.DurationMS, Errors: res.Errors, FailureSummary: res.FailureSummary,
+		Stream: string(r.Stream), EntryID: r.EntryID,
+	}.Encode()
+	if err != nil {
+		return nil, err
+	}
+	p.out = Requeued{RetryIndex: h.state.RetryIndex}
+	cmds := p.sc.finalizeEntry(c, r.Stream, r.EntryID, g.entry, token, ev, writes)
+	cmds = p.sc.writeTestResults(c, r, res.TestResults, cmds)
+	return append(cmds, p.sc.touchWorker(c, r.WorkerID, h.worker, h.now, clearCurrent, 1)), nil
 }
 
 // requeueing is what a requeue within budget writes of r: its new state,

@@ -52,6 +52,9 @@ type fencedOp struct {
 	ctx  context.Context
 	err  error
 	wake chan wakeup
+	// chain is how the batch this op leads carries the next one (see
+	// chain.go), kept here so that it costs no allocation of its own.
+	chain chained
 }
 
 // fencedPlan is a fenced transition: what it was called with, its
@@ -133,7 +136,8 @@ func awaitWakeup(op *fencedOp) { op.wake = make(chan wakeup, 1) }
 // carried it (see chain.go).
 func (q *batcher) run(e *engine, batch []*fencedOp, from *prefetch) {
 	ctx, cancel := batchContext(batch)
-	chain := &chained{e: e, q: q}
+	chain := &batch[0].chain
+	*chain = chained{e: e, q: q}
 	behind, keep := e.kept.arm(e, batch, chain)
 	behind = e.ahead.before(e, batch, behind) // see read_ahead.go
 	e.commitBatch(ctx, batch, from, behind)

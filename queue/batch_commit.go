@@ -47,7 +47,7 @@ func (e *engine) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetc
 				return nil, err
 			}
 		}
-		writes := make(rueidis.Commands, 0, writesPerOp*len(ops))
+		writes := t.Writes(c.B(), writesPerOp*len(ops))
 		replies := trip.reads.replies(len(ops), res[shared:shared+trip.reads.count(len(ops))])
 		for i, op := range ops {
 			h := common
@@ -68,8 +68,8 @@ func (e *engine) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetc
 		if refusal := firstRefusal(ops); refusal != nil && t.First != nil && kept {
 			return nil, refusalOnKept(true, refusal)
 		}
-		if len(writes) == 0 {
-			return nil, nil // every op was refused: nothing to commit
+		if len(writes) == 1 {
+			return nil, nil // every op was refused: MULTI alone, nothing to commit
 		}
 		if len(ops) > 1 {
 			writes = txn.MergeWrites(c.B(), writes)

@@ -62,7 +62,22 @@ type Txn[R any] struct {
 	Sent    time.Time
 	Records []R
 	room    [1]R // a lone transition's record, without allocating
+	begun   bool // the attempt's writes start with MULTI (see Writes)
 }
+
+// Writes starts the commands of t's commit: MULTI alone, with room for n
+// writes after it. An attempt that appends its writes to it and returns the
+// whole spares the runner a copy of them; nothing to commit is still nil.
+func (t *Txn[R]) Writes(b rueidis.Builder, n int) rueidis.Commands {
+	t.begun = true
+	cmds := make(rueidis.Commands, 1, n+recordRoom)
+	cmds[0] = b.Multi().Build()
+	return cmds
+}
+
+// recordRoom is room for what the runner appends to an attempt's writes:
+// the token's record and EXEC.
+const recordRoom = 6
 
 func newTxn[R any]() *Txn[R] {
 	t := &Txn[R]{Token: NewToken(), Sent: time.Now()}
@@ -187,9 +202,12 @@ func (r *Runner[C, R]) once(ctx context.Context, guard string, l Link[C], try At
 		Unwatch(c)
 		return false, false, err
 	}
-	cmds := make(rueidis.Commands, 0, len(writes)+5)
-	cmds = append(cmds, c.B().Multi().Build())
-	cmds = append(cmds, writes...)
+	cmds := writes
+	if !t.begun {
+		cmds = make(rueidis.Commands, 0, len(writes)+recordRoom)
+		cmds = append(cmds, c.B().Multi().Build())
+		cmds = append(cmds, writes...)
+	}
 	cmds = r.Env.Record(cmds, c, t, guard)
 	cmds = append(cmds, c.B().Exec().Build())
 	own := len(cmds)

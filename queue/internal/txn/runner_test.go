@@ -235,3 +235,28 @@ func TestFinalDeclinedOrNotOffered(t *testing.T) {
 		})
 	}
 }
+
+// An attempt may append its writes to Txn.Writes, MULTI first: the commit
+// sent is the same as when the runner wraps them, on every attempt.
+func TestWritesBegunByTheAttempt(t *testing.T) {
+	e := newFakeEnv(t)
+	e.next = func(n int) func([][]string) []rueidis.RedisResult {
+		if n == 0 {
+			return replyEach(map[string]rueidis.RedisResult{"EXEC": mock.Result(mock.RedisNil())})
+		}
+		return nil
+	}
+	var tokens []string
+	plain := writes(&tokens)
+	begun := func(ctx context.Context, c *fakeConn, t *Txn[string]) (rueidis.Commands, error) {
+		w, err := plain(ctx, c, t)
+		if err != nil {
+			return nil, err
+		}
+		return append(t.Writes(c.B(), len(w)), w...), nil
+	}
+	require.NoError(t, e.runner().Commit(context.Background(), "m", guard, Link[*fakeConn]{}, begun))
+	require.Len(t, tokens, 2)
+	assert.Equal(t, [][]string{reads, commitOf(tokens[0]), reads, commitOf(tokens[1])}, e.sent)
+	assert.Equal(t, 1, e.applied)
+}

@@ -150,10 +150,10 @@ func watchFor(k Keys, workerGuard string, first firstLook) *reclaim.WatchSet[ent
 	return w
 }
 
-// scannedEntries are the entries of the scans' windows and their candidates: when
-// the second look's watch set covers them all, no entry can leave a
-// window, or stop being its stream's candidate by being settled, without
-// aborting the commit.
+// scannedEntries are the entries of the scans' windows and their
+// candidates: when the second look's watch set covers them all, no entry
+// can leave a window, or stop being its stream's candidate by being
+// settled, without aborting the commit.
 func scannedEntries(scans []streamScan) []entryAt {
 	var out []entryAt
 	for _, sc := range scans {

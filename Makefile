@@ -55,7 +55,7 @@ test-inline: redis-image
 
 # The concurrency test must catch the design it exists to rule out: built
 # with -tags hopper_unfenced the transitions no longer watch entry guards
-# (queue/guard_unfenced.go), and TestConcurrentOwnership must then fail with
+# (queue/internal/fencing), and TestConcurrentOwnership must then fail with
 # units settled by workers that did not hold them, as must
 # TestKeptReadsNeverCommitWhatAnotherWorkerChanged with a commit on kept
 # reads, and TestKeptWatchNeverCommitsWhatAnotherWorkerChanged with a commit

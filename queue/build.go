@@ -1,9 +1,11 @@
 package queue
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/hopper-queue/hopper/queue/internal/meter"
 	"github.com/redis/rueidis"
 	"go.opentelemetry.io/otel/metric"
 )
@@ -49,9 +51,9 @@ type Options struct {
 	// (so that a whole test suite can run on either engine), else
 	// EngineDefault.
 	Engine Engine
-	// MeterProvider receives the queue's metrics (see StatusOK and the
-	// hopper.* instruments). Default: the global provider, a no-op unless
-	// the program installs one.
+	// MeterProvider receives the queue's metrics (see StatusOK, and
+	// queue/internal/meter for the hopper.* instruments). Default: the
+	// global provider, a no-op unless the program installs one.
 	MeterProvider metric.MeterProvider
 }
 
@@ -134,3 +136,59 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 
 // Keys returns the build's key names.
 func (b *Build) Keys() Keys { return b.schema.keys }
+
+// Status labels of the hopper.transitions counter: Transition's status
+// replies, plus "error" for a transition that returned an error.
+const (
+	StatusOK        = "OK"
+	StatusNone      = "NONE"
+	StatusFinalized = "FINALIZED"
+	StatusRequeued  = "REQUEUED"
+	StatusStale     = "STALE"
+	StatusCorrupt   = "CORRUPT"
+	StatusError     = "error"
+)
+
+// metricModes are the mode labels; metricStatuses the status labels.
+var (
+	metricModes = []string{ModeDeliveryAccounting, ModeReclaim, ModeHeartbeat, ModeFinalize, ModeRequeue,
+		ModeAbandoned, ModeLiveness, modePrebuilt}
+	metricStatuses = []string{StatusOK, StatusNone, StatusFinalized, StatusRequeued, StatusStale, StatusCorrupt, StatusError}
+)
+
+// instruments are a Build's metrics, labelled by the modes and statuses
+// above (see package meter).
+type instruments meter.Instruments
+
+func newInstruments(mp metric.MeterProvider) *instruments {
+	return (*instruments)(meter.New(mp, metricModes, metricStatuses))
+}
+
+// observe records one finished transition.
+func (in *instruments) observe(ctx context.Context, mode, status string, start time.Time) {
+	(*meter.Instruments)(in).Observe(ctx, mode, status, start)
+}
+
+// abort counts an EXEC of mode aborted by a concurrent write.
+func (in *instruments) abort(ctx context.Context, mode string) {
+	(*meter.Instruments)(in).Abort(ctx, mode)
+}
+
+// retry counts an attempt of mode after its first.
+func (in *instruments) retry(ctx context.Context, mode string) {
+	(*meter.Instruments)(in).Retry(ctx, mode)
+}
+
+// statusOf maps a transition's error to its status label; ok is the status
+// of a transition that returned no error.
+func statusOf(err error, ok string) string {
+	switch {
+	case err == nil:
+		return ok
+	case isStale(err):
+		return StatusStale
+	case isCorrupt(err):
+		return StatusCorrupt
+	}
+	return StatusError
+}

@@ -24,14 +24,17 @@
 // own, and is the reference the default one is tested against. Either
 // way, reads made before a call may back a commit, never a refusal.
 //
-// Three internal packages hold what needs no key layout:
-// queue/internal/txn runs the optimistic transactions (WATCH, attempt,
-// commit, backoff, lost-reply resolution, what rides behind an EXEC, the
-// merge of a batch's writes) on any connection with DoMulti;
-// queue/internal/sched orders the fenced transitions into batches; and
-// queue/internal/machinery holds the server-anchored clock, the
-// per-worker slots, the paces, the guard memory and the consumer policy. All three are
-// unit-tested without Redis.
+// Internal packages hold what needs no key layout: queue/internal/txn
+// runs the optimistic transactions (WATCH, attempt, commit, backoff,
+// lost-reply resolution, what rides behind an EXEC, the merge of a
+// batch's writes) on any connection with DoMulti; queue/internal/sched
+// orders the fenced transitions into batches; queue/internal/machinery
+// holds the server-anchored clock, the per-worker slots, the paces, the
+// guard memory and the consumer policy; queue/internal/reclaim the watch
+// set of a reclaim's second look; queue/internal/lru the cache of the
+// Builds Transition shares; queue/internal/meter the OpenTelemetry
+// instruments; and queue/internal/fencing the hopper_unfenced switch. All
+// are unit-tested without Redis.
 //
 // A worker's life on one Build, as package worker lives it (Status reads a
 // build without joining it; TryLease and Publish are what Join uses):

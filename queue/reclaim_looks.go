@@ -8,6 +8,7 @@ import (
 
 	"github.com/hopper-queue/hopper/budget"
 	"github.com/hopper-queue/hopper/queue/internal/machinery"
+	"github.com/hopper-queue/hopper/queue/internal/reclaim"
 	"github.com/redis/rueidis"
 )
 
@@ -86,7 +87,7 @@ func (r *reclaimer) parseFirstLook(res []rueidis.RedisResult, learning []entryAt
 }
 
 // secondLook is the read a reclaim's decision stands on, made under WATCH
-// (see watchFor): the scans again, the entries the walk needs, the
+// (see watchFor and package reclaim): the scans again, the entries the walk needs, the
 // reclaimer's record, the time, and the states of the units it may claim
 // when their entries' units are known.
 type secondLook struct {
@@ -102,13 +103,13 @@ type secondLook struct {
 func (r *reclaimer) secondLook(first firstLook) (secondLook, error) {
 	e, c, k := r.e, r.c, r.e.schema.keys
 	w := watchFor(k, r.wguard, first)
-	cmds := rueidis.Commands{c.B().Watch().Key(w.keys...).Build()}
+	cmds := rueidis.Commands{c.B().Watch().Key(w.Keys...).Build()}
 	cmds = append(cmds, e.schema.scanCmds(c, r.timeoutMS)...)
-	for _, at := range w.ranged {
+	for _, at := range w.Ranged {
 		cmds = append(cmds, e.schema.xrangeEntry(c, at))
 	}
 	cmds = append(cmds, c.B().Hget().Key(k.Workers).Field(r.worker).Build(), c.B().Time().Build())
-	prefetch := e.prefetchUnits(first.scans, w.ranged, r.timeoutMS)
+	prefetch := e.prefetchUnits(first.scans, w.Ranged, r.timeoutMS)
 	if len(prefetch) > 0 {
 		cmds = append(cmds, c.B().Hmget().Key(k.UnitState).Field(prefetch...).Build())
 	}
@@ -129,19 +130,56 @@ func (e *engine) prefetchUnits(scans []streamScan, ranged []entryAt, timeoutMS i
 	return units
 }
 
-func (r *reclaimer) parseSecondLook(res []rueidis.RedisResult, w *watchSet, prefetch []string) (s secondLook, err error) {
+// watchFor is the watch set of the second look after first: the worker's
+// guard, the candidates and the entries first looked at, ranged, and
+// every entry of the windows (docs/design.md#reclaim-watch).
+func watchFor(k Keys, workerGuard string, first firstLook) *reclaim.WatchSet[entryAt] {
+	guard := func(at entryAt) string { return k.entryGuard(at.stream, at.id) }
+	w := reclaim.NewWatchSet(workerGuard, guard, entryGuards)
+	for _, sc := range first.scans {
+		if sc.hasCnd {
+			w.Range(entryAt{sc.stream, sc.cand.EntryID})
+		}
+		for _, row := range sc.window {
+			w.Watch(entryAt{sc.stream, row.EntryID})
+		}
+	}
+	for at := range first.looked {
+		w.Range(at)
+	}
+	return w
+}
+
+// scannedEntries are the entries of the scans' windows and their
+// candidates: when the second look's watch set covers them all, no entry
+// can leave a window, or stop being its stream's candidate by being
+// settled, without aborting the commit.
+func scannedEntries(scans []streamScan) []entryAt {
+	var out []entryAt
+	for _, sc := range scans {
+		if sc.hasCnd {
+			out = append(out, entryAt{sc.stream, sc.cand.EntryID})
+		}
+		for _, row := range sc.window {
+			out = append(out, entryAt{sc.stream, row.EntryID})
+		}
+	}
+	return out
+}
+
+func (r *reclaimer) parseSecondLook(res []rueidis.RedisResult, w *reclaim.WatchSet[entryAt], prefetch []string) (s secondLook, err error) {
 	if err := res[0].Error(); err != nil {
 		return s, err
 	}
 	if s.scans, err = parseScans(res[1 : 1+scanReplies]); err != nil {
 		return s, err
 	}
-	if !w.covers(s.scans) {
+	if !w.Covers(scannedEntries(s.scans)) {
 		return s, errRetry // the windows moved before the WATCH: look again
 	}
-	s.fields = make(map[entryAt]entryFields, len(w.ranged))
+	s.fields = make(map[entryAt]entryFields, len(w.Ranged))
 	pos := 1 + scanReplies
-	for _, at := range w.ranged {
+	for _, at := range w.Ranged {
 		s.fields[at] = r.e.entries.learnRanged(at, res[pos])
 		pos++
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"math"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/queue/internal/lru"
 	"github.com/redis/rueidis"
 )
 
@@ -68,7 +70,7 @@ func (e UnknownModeError) Unwrap() error { return ErrInvalidArgument }
 // is fenced on (see meta.go). A fenced mode naming another unit
 // than the one its entry carries is refused with ErrInvalidArgument (see
 // entryUnitCheck in reservation.go). Calls on the same client, keys and ttl_ms share
-// one Build (see build_cache.go), and with it its batches. It is safe for
+// one Build (see transitionBuilds), and with it its batches. It is safe for
 // concurrent use; the caller keeps ownership of client.
 func Transition(ctx context.Context, client rueidis.Client, keys []string, argv []string) (reply []any, err error) {
 	call, err := parseCall(argv)
@@ -89,6 +91,69 @@ func Transition(ctx context.Context, client rueidis.Client, keys []string, argv 
 		}
 	}()
 	return b.transition(ctx, call)
+}
+
+// Transition takes the script's KEYS and ARGV on every call, as its callers
+// called the script, and keeps nothing between calls of its own. A Build
+// opened afresh for each call would get none of what a Build shares among
+// its callers: the batches and chains of the transitions that arrive at
+// once, and what it learnt (the worker guards it gave a TTL, the units of
+// the entries it saw, the server's kind of consumer creation). So the calls
+// on one client, keys and TTL share one Build, kept in transitionBuilds.
+//
+// What a Build learns only chooses what to send; every decision stands on
+// what its own transaction reads and watches. A Build kept across calls is
+// therefore as correct as a fresh one, only cheaper.
+//
+// The cache holds at most maxCachedBuilds Builds and forgets one idle for
+// cachedBuildIdle, so that a process driving many builds in turn holds
+// only the recent ones; the clients of the Builds it holds stay reachable
+// until then. A Build forgotten while a call still uses it stays whole for
+// that call: only the next call opens a new one.
+
+// maxCachedBuilds bounds the Builds Transition keeps.
+const maxCachedBuilds = 256
+
+// cachedBuildIdle is how long Transition keeps a Build no call used.
+const cachedBuildIdle = 10 * time.Minute
+
+// transitionBuilds is the Builds Transition shares among its calls.
+var transitionBuilds = newBuildCache(maxCachedBuilds, cachedBuildIdle, time.Now)
+
+// buildKey is what makes two Transition calls the same Build: everything a
+// Build is opened with. Transition passes no option but the TTL.
+type buildKey struct {
+	client rueidis.Client
+	keys   Keys
+	ttl    time.Duration
+}
+
+// buildCache is the Builds of Transition by buildKey (see package lru).
+type buildCache struct{ builds *lru.Cache[buildKey, *Build] }
+
+func newBuildCache(max int, idle time.Duration, now func() time.Time) buildCache {
+	return buildCache{lru.New[buildKey, *Build](max, idle, now)}
+}
+
+// open returns the Build of (client, keys, ttl), opening it as Transition
+// runs it the first time: guarded builds only (see meta.go), set once,
+// before any call shares it. A client whose type cannot be a map key (no
+// rueidis client is such) gets a fresh Build on every call; bad arguments
+// are never kept.
+func (c buildCache) open(client rueidis.Client, keys Keys, ttl time.Duration) (*Build, error) {
+	open := func() (*Build, error) { return openScript(client, keys, Options{TTL: ttl}) }
+	if client == nil || !reflect.TypeOf(client).Comparable() {
+		return open()
+	}
+	return c.builds.Get(buildKey{client: client, keys: keys, ttl: ttl}, open)
+}
+
+// forget drops b, if it is still the Build kept for its key: the next call
+// opens a new one. Transition forgets a Build whose client is closed.
+func (c buildCache) forget(b *Build) {
+	if reflect.TypeOf(b.client).Comparable() {
+		c.builds.Forget(buildKey{client: b.client, keys: b.schema.keys, ttl: b.opts.TTL}, b)
+	}
 }
 
 // OpenScript opens the build whose keys are the script's six KEYS, as

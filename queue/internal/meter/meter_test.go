@@ -1,4 +1,4 @@
-package queue
+package meter
 
 import (
 	"context"
@@ -11,14 +11,14 @@ import (
 // With no meter provider installed, recording costs no allocation: the
 // instruments stay in the hot path of every transition.
 func TestMetricsOffAllocateNothing(t *testing.T) {
-	in := newInstruments(noop.NewMeterProvider())
+	in := New(noop.NewMeterProvider(), []string{"finalize"}, []string{"OK"})
 	ctx := context.Background()
-	in.observe(ctx, ModeFinalize, StatusOK, time.Now()) // builds the attribute set once
-	in.abort(ctx, ModeFinalize)
+	in.Observe(ctx, "finalize", "OK", time.Now()) // builds the attribute set once
+	in.Abort(ctx, "finalize")
 	allocs := testing.AllocsPerRun(1000, func() {
-		in.observe(ctx, ModeFinalize, StatusOK, time.Now())
-		in.abort(ctx, ModeFinalize)
-		in.retry(ctx, ModeFinalize)
+		in.Observe(ctx, "finalize", "OK", time.Now())
+		in.Abort(ctx, "finalize")
+		in.Retry(ctx, "finalize")
 	})
 	if allocs != 0 {
 		t.Fatalf("got %v allocations per transition's metrics, want 0", allocs)
@@ -26,10 +26,10 @@ func TestMetricsOffAllocateNothing(t *testing.T) {
 }
 
 func BenchmarkMetricsOff(b *testing.B) {
-	in := newInstruments(nil)
+	in := New(nil, []string{"heartbeat"}, []string{"OK"})
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		in.observe(ctx, ModeHeartbeat, StatusOK, time.Now())
+		in.Observe(ctx, "heartbeat", "OK", time.Now())
 	}
 }

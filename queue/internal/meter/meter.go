@@ -1,4 +1,9 @@
-package queue
+// Package meter holds the OpenTelemetry instruments of package queue's
+// transitions, read by the benchmark harness and by anyone who installs a
+// meter provider. Which modes and statuses there are is the queue's to
+// say (queue/build.go); this package only counts them, at no allocation
+// per transition.
+package meter
 
 import (
 	"context"
@@ -9,23 +14,10 @@ import (
 	"go.opentelemetry.io/otel/metric"
 )
 
-// Status labels of the hopper.transitions counter: Transition's status
-// replies, plus "error" for a transition that returned an error.
-const (
-	StatusOK        = "OK"
-	StatusNone      = "NONE"
-	StatusFinalized = "FINALIZED"
-	StatusRequeued  = "REQUEUED"
-	StatusStale     = "STALE"
-	StatusCorrupt   = "CORRUPT"
-	StatusError     = "error"
-)
+// Name is the instrumentation scope of the queue's metrics.
+const Name = "github.com/hopper-queue/hopper/queue"
 
-// meterName is the instrumentation scope of the queue's metrics.
-const meterName = "github.com/hopper-queue/hopper/queue"
-
-// instruments are the queue's metrics, read by the benchmark harness and by
-// anyone who installs a meter provider:
+// Instruments are the queue's metrics:
 //
 //	hopper.transitions           counter   {mode, status}
 //	hopper.transition.duration   histogram {mode} seconds, call to return
@@ -34,7 +26,7 @@ const meterName = "github.com/hopper-queue/hopper/queue"
 //
 // With the default (no-op) provider each call costs a few nanoseconds and no
 // allocation: attribute sets are built once per mode and status.
-type instruments struct {
+type Instruments struct {
 	transitions metric.Int64Counter
 	duration    metric.Float64Histogram
 	aborts      metric.Int64Counter
@@ -47,19 +39,15 @@ type instruments struct {
 	byStatus map[[2]string][]metric.AddOption
 }
 
-// metricModes are the mode labels; metricStatuses the status labels.
-var (
-	metricModes = []string{ModeDeliveryAccounting, ModeReclaim, ModeHeartbeat, ModeFinalize, ModeRequeue,
-		ModeAbandoned, ModeLiveness, modePrebuilt}
-	metricStatuses = []string{StatusOK, StatusNone, StatusFinalized, StatusRequeued, StatusStale, StatusCorrupt, StatusError}
-)
-
-func newInstruments(mp metric.MeterProvider) *instruments {
+// New makes the instruments on mp (nil: the global provider), with the
+// attribute sets of every mode and every (mode, status) pair built ahead.
+// A mode or status not given records with no attributes.
+func New(mp metric.MeterProvider, modes, statuses []string) *Instruments {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	m := mp.Meter(meterName)
-	in := &instruments{
+	m := mp.Meter(Name)
+	in := &Instruments{
 		byMode:   map[string][]metric.AddOption{},
 		byRecord: map[string][]metric.RecordOption{},
 		byStatus: map[[2]string][]metric.AddOption{},
@@ -70,11 +58,11 @@ func newInstruments(mp metric.MeterProvider) *instruments {
 	in.duration, _ = m.Float64Histogram("hopper.transition.duration", metric.WithUnit("s"), metric.WithDescription("Time from call to return of a transition, retries included."))
 	in.aborts, _ = m.Int64Counter("hopper.transaction.aborts", metric.WithDescription("EXECs aborted because a watched guard changed."))
 	in.retries, _ = m.Int64Counter("hopper.transaction.retries", metric.WithDescription("Transaction attempts after the first."))
-	for _, mode := range metricModes {
+	for _, mode := range modes {
 		set := metric.WithAttributeSet(attribute.NewSet(attribute.String("mode", mode)))
 		in.byMode[mode] = []metric.AddOption{set}
 		in.byRecord[mode] = []metric.RecordOption{set}
-		for _, status := range metricStatuses {
+		for _, status := range statuses {
 			in.byStatus[[2]string{mode, status}] = []metric.AddOption{
 				metric.WithAttributeSet(attribute.NewSet(attribute.String("mode", mode), attribute.String("status", status))),
 			}
@@ -83,30 +71,18 @@ func newInstruments(mp metric.MeterProvider) *instruments {
 	return in
 }
 
-// observe records one finished transition.
-func (in *instruments) observe(ctx context.Context, mode, status string, start time.Time) {
+// Observe records one finished transition, started at start.
+func (in *Instruments) Observe(ctx context.Context, mode, status string, start time.Time) {
 	in.transitions.Add(ctx, 1, in.byStatus[[2]string{mode, status}]...)
 	in.duration.Record(ctx, time.Since(start).Seconds(), in.byRecord[mode]...)
 }
 
-func (in *instruments) abort(ctx context.Context, mode string) {
+// Abort counts an EXEC of mode aborted by a concurrent write.
+func (in *Instruments) Abort(ctx context.Context, mode string) {
 	in.aborts.Add(ctx, 1, in.byMode[mode]...)
 }
 
-func (in *instruments) retry(ctx context.Context, mode string) {
+// Retry counts an attempt of mode after its first.
+func (in *Instruments) Retry(ctx context.Context, mode string) {
 	in.retries.Add(ctx, 1, in.byMode[mode]...)
-}
-
-// statusOf maps a transition's error to its status label; ok is the status
-// of a transition that returned no error.
-func statusOf(err error, ok string) string {
-	switch {
-	case err == nil:
-		return ok
-	case isStale(err):
-		return StatusStale
-	case isCorrupt(err):
-		return StatusCorrupt
-	}
-	return StatusError
 }

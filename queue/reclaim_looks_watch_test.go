@@ -37,14 +37,14 @@ func TestWatchForWatchesWhatItRanges(t *testing.T) {
 	for _, at := range []entryAt{{StreamPriority, "9-0"}, {StreamPriority, "1-0"}, {StreamPriority, "2-0"}, {StreamUnits, "3-0"}, {StreamUnits, "4-0"}} {
 		want = append(want, k.entryGuard(at.stream, at.id))
 	}
-	assert.ElementsMatch(t, want, w.keys, "the worker's guard, the candidates and the windows, each once")
-	assert.Equal(t, "wg", w.keys[0], "the worker's guard first")
-	assert.ElementsMatch(t, []entryAt{{StreamPriority, "9-0"}, {StreamUnits, "4-0"}, {StreamPriority, "2-0"}}, w.ranged,
+	assert.ElementsMatch(t, want, w.Keys, "the worker's guard, the candidates and the windows, each once")
+	assert.Equal(t, "wg", w.Keys[0], "the worker's guard first")
+	assert.ElementsMatch(t, []entryAt{{StreamPriority, "9-0"}, {StreamUnits, "4-0"}, {StreamPriority, "2-0"}}, w.Ranged,
 		"the candidates and the entries the walk must read")
-	for _, at := range w.ranged {
-		assert.True(t, w.watched[at], "%v is ranged, and watched", at)
+	for _, at := range w.Ranged {
+		assert.True(t, w.Watched[at], "%v is ranged, and watched", at)
 	}
-	assert.True(t, w.covers(first.scans))
+	assert.True(t, w.Covers(scannedEntries(first.scans)))
 }
 
 // TestWatchSetCovers: a second look whose windows name an entry, or a
@@ -53,12 +53,12 @@ func TestWatchSetCovers(t *testing.T) {
 	k := BuildKeys("b")
 	first := firstLook{scans: []streamScan{{stream: StreamUnits, window: rows("1-0", "2-0")}}}
 	w := watchFor(k, "wg", first)
-	require.True(t, w.covers(first.scans))
+	require.True(t, w.Covers(scannedEntries(first.scans)))
 
 	moved := []streamScan{{stream: StreamUnits, window: rows("2-0", "3-0")}}
-	assert.False(t, w.covers(moved), "3-0 came into the window after the first look")
+	assert.False(t, w.Covers(scannedEntries(moved)), "3-0 came into the window after the first look")
 	cand := []streamScan{{stream: StreamUnits, cand: fence.Row{EntryID: "7-0"}, hasCnd: true, window: rows("1-0")}}
-	assert.False(t, w.covers(cand), "a candidate the first look did not see")
+	assert.False(t, w.Covers(scannedEntries(cand)), "a candidate the first look did not see")
 	other := []streamScan{{stream: StreamPriority, window: rows("1-0")}}
-	assert.False(t, w.covers(other), "the same id in the other stream is another entry")
+	assert.False(t, w.Covers(scannedEntries(other)), "the same id in the other stream is another entry")
 }

@@ -64,7 +64,7 @@ func (k *keptWatches) take(worker, mode string) *txn.Held[rueidis.DedicatedClien
 		return nil
 	}
 	if !entryGuards {
-		txn.Unwatch(kw.held.Conn) // the unfenced build: see guard.go
+		txn.Unwatch(kw.held.Conn) // the unfenced build: see keys.go
 	}
 	return &kw.held
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/hopper-queue/hopper/fence"
+	"github.com/hopper-queue/hopper/queue/internal/fencing"
 )
 
 // Group is the consumer group every worker reads both unit streams through.
@@ -97,3 +98,10 @@ func (k Keys) entryGuard(s Stream, entryID string) string {
 func (k Keys) workerGuard(workerID string) string { return fence.WorkerKey(k.prefix, workerID) }
 
 func (k Keys) tailGuard() string { return fence.TailKey(k.prefix) }
+
+// entryGuards is false only under the hopper_unfenced build tag (see
+// package fencing), which turns off the WATCH on entry guards so that a
+// test can show what goes wrong without them: a transaction that watches
+// the stream key (or nothing) does not see XACK, XCLAIM or XAUTOCLAIM by
+// others, and units get settled twice; and a kept watch commits unwatched.
+const entryGuards = fencing.EntryGuards

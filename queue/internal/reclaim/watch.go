@@ -22,7 +22,7 @@ type WatchSet[E comparable] struct {
 	Ranged  []E // the entries to range, in order
 
 	guard  func(E) string // the key of an entry's guard
-	fenced bool           // entry guards are watched (see queue/guard.go)
+	fenced bool           // entry guards are watched (see queue/keys.go)
 }
 
 // NewWatchSet is a watch set that watches first (the worker's guard), and

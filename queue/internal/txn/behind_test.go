@@ -82,12 +82,7 @@ func TestBehindTheExecInTheSameWrite(t *testing.T) {
 
 func TestBehindEachCommitOfARetry(t *testing.T) {
 	e := newFakeEnv(t)
-	e.next = func(n int) func([][]string) []rueidis.RedisResult {
-		if n == 0 {
-			return replyEach(map[string]rueidis.RedisResult{"EXEC": mock.Result(mock.RedisNil())})
-		}
-		return nil
-	}
+	e.next = abortFirstExec
 	ahead := &rider{keys: []string{"{b}:r"}}
 	l := Link[*fakeConn]{Behind: []Behind[*fakeConn]{ahead}}
 	require.NoError(t, e.runner().Commit(context.Background(), "m", guard, l, writes(nil)))

@@ -163,3 +163,12 @@ func writes(tokens *[]string) Attempt[*fakeConn, string] {
 		return rueidis.Commands{c.B().Set().Key("{b}:k").Value("v").Build()}, nil
 	}
 }
+
+// abortFirstExec is a fakeEnv.next whose first connection's EXEC aborts
+// (a watched key changed) and whose later ones apply.
+func abortFirstExec(n int) func([][]string) []rueidis.RedisResult {
+	if n == 0 {
+		return replyEach(map[string]rueidis.RedisResult{"EXEC": mock.Result(mock.RedisNil())})
+	}
+	return nil
+}

@@ -34,12 +34,7 @@ func TestCommitApplied(t *testing.T) {
 
 func TestCommitAbortedIsTriedAgain(t *testing.T) {
 	e := newFakeEnv(t)
-	e.next = func(n int) func([][]string) []rueidis.RedisResult {
-		if n == 0 {
-			return replyEach(map[string]rueidis.RedisResult{"EXEC": mock.Result(mock.RedisNil())})
-		}
-		return nil
-	}
+	e.next = abortFirstExec
 	var tokens []string
 	require.NoError(t, e.runner().Commit(context.Background(), "m", guard, Link[*fakeConn]{}, writes(&tokens)))
 	require.Len(t, tokens, 2)
@@ -240,12 +235,7 @@ func TestFinalDeclinedOrNotOffered(t *testing.T) {
 // sent is the same as when the runner wraps them, on every attempt.
 func TestWritesBegunByTheAttempt(t *testing.T) {
 	e := newFakeEnv(t)
-	e.next = func(n int) func([][]string) []rueidis.RedisResult {
-		if n == 0 {
-			return replyEach(map[string]rueidis.RedisResult{"EXEC": mock.Result(mock.RedisNil())})
-		}
-		return nil
-	}
+	e.next = abortFirstExec
 	var tokens []string
 	plain := writes(&tokens)
 	begun := func(ctx context.Context, c *fakeConn, t *Txn[string]) (rueidis.Commands, error) {

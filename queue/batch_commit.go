@@ -56,13 +56,16 @@ func (e *engine) commitBatch(ctx context.Context, ops []*fencedOp, from *prefetc
 			}
 			e.entries.learnChecked(trip.reads, i, op, h)
 			before := writes
-			if i > 0 {
-				// The runner records the token on the first op's worker
-				// guard; every other worker whose record changes gets it too.
-				writes = e.appendTokenRecord(writes, c, t, gs[i].worker)
-			}
 			if writes, op.err = op.plan.decide(c, h, gs[i], ts, t.Token, writes); op.err != nil {
 				writes = before // refused: it writes nothing
+				continue
+			}
+			if i > 0 {
+				// The runner records the token on the first op's worker
+				// guard; every other worker whose record changes gets it
+				// too, and only such a worker: the guards' memory counts
+				// what is recorded (machinery.GuardMemo.Plan).
+				writes = e.appendTokenRecord(writes, c, t, gs[i].worker)
 			}
 		}
 		if refusal := firstRefusal(ops); refusal != nil && t.First != nil && kept {

@@ -95,6 +95,15 @@ func TestBatchSharesOneTransaction(t *testing.T) {
 	assert.NotContains(t, workers[0], " w6 ")
 	assert.Len(t, withPrefix(batch, "PEXPIRE "+replayKeys.Meta), 1, "renewed once")
 	assert.Len(t, withPrefix(batch, "ZADD "), 2, "each writer's guard has the token")
+
+	// w6, refused, wrote nothing to its guard: the guard is as new to the
+	// Build as before, and w6's next commit renews and trims it in full.
+	require.NoError(t, b.Liveness(ctx, "w6", ""))
+	next := r.lastCommit()
+	assert.Len(t, withPrefix(next, "ZREMRANGEBYSCORE hopper:{b}:fence:worker:w6 "), 1, "trimmed")
+	renew := withPrefix(next, "PEXPIRE hopper:{b}:fence:worker:w6 ")
+	require.Len(t, renew, 1)
+	assert.NotContains(t, renew[0], "NX", "renewed, not only given a TTL it lacked")
 }
 
 // queuedContext is a caller's context that tells, by closing queued,

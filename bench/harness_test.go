@@ -405,8 +405,11 @@ func TestBench(t *testing.T) {
 	rep0 := "mapped port (docker-proxy)"
 	if os.Getenv("HOPPER_BENCH_NET") != "mapped" {
 		if addr, err := srv.BridgeAddr(ctx); err == nil {
-			e.ours, e.script = srv.ClientAt(t, addr, false), srv.ClientAt(t, addr, true)
+			e.ours, e.script = srv.ClientAt(t, addr, false, oursAutoPipelining()...), srv.ClientAt(t, addr, true)
 			rep0 = "bridge network " + addr + " (no docker-proxy)"
+			if os.Getenv("HOPPER_BENCH_AUTOPIPE") == "off" {
+				rep0 += "; ours with DisableAutoPipelining"
+			}
 		} else {
 			t.Logf("bridge address unavailable (%v): using the mapped port", err)
 		}
@@ -476,4 +479,16 @@ func redisVersion(ctx context.Context, c rueidis.Client) (string, error) {
 		v = s + " " + v
 	}
 	return v, nil
+}
+
+// oursAutoPipelining is how hopper's client is tuned: as rueidis sets it
+// up, or, with HOPPER_BENCH_AUTOPIPE=off, with DisableAutoPipelining, so
+// that its plain commands (the workload's reads) each take a pooled
+// connection instead of sharing the pipelined one. Its transactions run on
+// dedicated connections either way.
+func oursAutoPipelining() []func(*rueidis.ClientOption) {
+	if os.Getenv("HOPPER_BENCH_AUTOPIPE") != "off" {
+		return nil
+	}
+	return []func(*rueidis.ClientOption){func(o *rueidis.ClientOption) { o.DisableAutoPipelining = true }}
 }

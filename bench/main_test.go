@@ -13,6 +13,7 @@
 //	HOPPER_BENCH_ROUNDS=3        builds per side and worker count, ours and the script alternating
 //	HOPPER_REFERENCE_SCRIPT=path the reference transition.lua; unset: ours only
 //	HOPPER_BENCH_API=typed       ours through the typed API, or transition: queue.Transition (make bench-compat)
+//	HOPPER_BENCH_AUTOPIPE=off    ours' client with rueidis's DisableAutoPipelining (default: as rueidis sets it up)
 //
 // Speed is reported, never asserted: the targets of issue 29 are printed as
 // PASS/MISS columns. The run fails only when a build does not drain

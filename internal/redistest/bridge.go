@@ -26,8 +26,9 @@ func (s *Server) BridgeAddr(ctx context.Context) (string, error) {
 }
 
 // ClientAt is Client (or AdminClient, when admin is set) connected to addr
-// instead of the mapped port, e.g. to BridgeAddr.
-func (s *Server) ClientAt(tb testing.TB, addr string, admin bool) rueidis.Client {
+// instead of the mapped port, e.g. to BridgeAddr; each tune may change the
+// client's options before it connects (a benchmark's variants).
+func (s *Server) ClientAt(tb testing.TB, addr string, admin bool, tune ...func(*rueidis.ClientOption)) rueidis.Client {
 	tb.Helper()
 	opt := rueidis.ClientOption{}
 	if !admin && usingACL() {
@@ -40,6 +41,9 @@ func (s *Server) ClientAt(tb testing.TB, addr string, admin bool) rueidis.Client
 	}
 	opt.InitAddress = []string{addr}
 	opt.DisableCache = true
+	for _, t := range tune {
+		t(&opt)
+	}
 	c, err := rueidis.NewClient(opt)
 	if err != nil {
 		tb.Fatalf("redistest: connect to %s: %v", addr, err)

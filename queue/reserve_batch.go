@@ -141,12 +141,16 @@ func (e *engine) readStream(ctx context.Context, worker string, s Stream, n int,
 			return e.schema.readReplies(worker, s, checkMeta, meta, read)
 		}
 	}
-	cmds := rueidis.Commands{e.schema.readCommand(bld, worker, s, n, block)}
-	if checkMeta {
-		cmds = rueidis.Commands{e.schema.metaReadOn(bld), cmds[0]}
+	read := e.schema.readCommand(bld, worker, s, n, block)
+	if !checkMeta {
+		// One command goes by Do: a cluster client's DoMulti retries
+		// redirects through machinery that has panicked on a lone blocking
+		// read during a failover (rueidis v1.0.79, cluster.go doresultfn).
+		got := e.client.Do(rctx, read)
+		return e.schema.readReplies(worker, s, false, got, got)
 	}
-	res := e.client.DoMulti(rctx, cmds...)
-	return e.schema.readReplies(worker, s, checkMeta, res[0], res[len(res)-1])
+	res := e.client.DoMulti(rctx, e.schema.metaReadOn(bld), read)
+	return e.schema.readReplies(worker, s, true, res[0], res[1])
 }
 
 // readCommand is worker's XREADGROUP of up to n new entries of s, waiting

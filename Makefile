@@ -68,13 +68,13 @@ test-unfenced: redis-image
 	n=$$(printf '%s\n' "$$out" | grep -cE 'did not hold|finalized events of|finalized_count'); \
 	if [ "$$n" -eq 0 ]; then printf '%s\n' "$$out" | tail -30; echo "test-unfenced: FAIL: it failed, but not on ownership"; exit 1; fi; \
 	echo "test-unfenced: ok: without entry guards TestConcurrentOwnership fails ($$n ownership findings)"
-	@# and a commit on kept reads (queue/kept_reads.go) goes through after another worker took the unit
+	@# and a commit on kept reads (queue/internal/engine/kept_reads.go) goes through after another worker took the unit
 	@out="$$($(GO) test -race -count=1 -tags hopper_unfenced -run '^TestKeptReadsNeverCommitWhatAnotherWorkerChanged$$' ./integration/ 2>&1)"; rc=$$?; \
 	if [ $$rc -eq 0 ]; then echo "test-unfenced: FAIL: TestKeptReadsNeverCommitWhatAnotherWorkerChanged passed without entry guards"; exit 1; fi; \
 	n=$$(printf '%s\n' "$$out" | grep -c 'after w2 took its unit'); \
 	if [ "$$n" -eq 0 ]; then printf '%s\n' "$$out" | tail -30; echo "test-unfenced: FAIL: it failed, but not on ownership"; exit 1; fi; \
 	echo "test-unfenced: ok: without entry guards TestKeptReadsNeverCommitWhatAnotherWorkerChanged fails ($$n modes committed on kept reads)"
-	@# and a transition on a kept watch (queue/kept_watch.go), disarmed in that build, commits on reads another commit changed
+	@# and a transition on a kept watch (queue/internal/engine/kept_watch.go), disarmed in that build, commits on reads another commit changed
 	@out="$$($(GO) test -race -count=1 -tags hopper_unfenced -run '^TestKeptWatchNeverCommitsWhatAnotherWorkerChanged$$' ./integration/ 2>&1)"; rc=$$?; \
 	if [ $$rc -eq 0 ]; then echo "test-unfenced: FAIL: TestKeptWatchNeverCommitsWhatAnotherWorkerChanged passed with kept watches disarmed"; exit 1; fi; \
 	n=$$(printf '%s\n' "$$out" | grep -c -- '--- FAIL: TestKeptWatchNeverCommitsWhatAnotherWorkerChanged/'); \

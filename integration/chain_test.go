@@ -40,7 +40,7 @@ func chainFixture(t *testing.T, e *env, proxy *execProxy, held []queue.Reservati
 	}
 	wg.Wait()
 	// A connection kept for a worker's next transition and given back
-	// unused (queue/kept_reads.go) costs an UNWATCH of its own, sent off
+	// unused (queue/internal/engine/kept_reads.go) costs an UNWATCH of its own, sent off
 	// the transitions' path when its timer fires (a second on): waited
 	// for, and not counted.
 	time.Sleep(1500 * time.Millisecond)
@@ -65,7 +65,7 @@ func chainEnv(t *testing.T) (*env, *execProxy, []queue.Reservation) {
 
 // The transitions queued while every lane is busy send their first round
 // trip behind the EXEC of the first lane to commit, on its connection
-// (queue/chain.go), and then need one round trip of their own: eight
+// (queue/internal/engine/chain.go), and then need one round trip of their own: eight
 // heartbeats in 4×2 + 1 round trips, not 4×2 + 2. Each heartbeat is applied.
 func TestChainedBatch(t *testing.T) {
 	e, proxy, held := chainEnv(t)

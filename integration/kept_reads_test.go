@@ -13,7 +13,7 @@ import (
 
 // keptFixture reserves u1 for w1 through a Build on a counting client, and
 // runs the transitions before mode on it: the Build then keeps, for w1,
-// the reads of its next transition (queue/kept_reads.go).
+// the reads of its next transition (queue/internal/engine/kept_reads.go).
 func keptFixture(t *testing.T, e *env, mode string) (*queue.Build, *atomic.Int64, queue.Reservation) {
 	t.Helper()
 	n := &atomic.Int64{}
@@ -103,7 +103,7 @@ func (l *commandLog) countName(name string) int {
 // returns it with a function that runs one transition through it and
 // tells how many WATCHes that sent and in how many round trips: none of
 // these reads is used, so a WATCH beyond the transition's own is reads
-// kept for the worker's next transition (queue/kept_reads.go).
+// kept for the worker's next transition (queue/internal/engine/kept_reads.go).
 func pacedFixture(t *testing.T, e *env) (*queue.Build, func(func() error) (watches, trips int64)) {
 	t.Helper()
 	n, log := &atomic.Int64{}, &commandLog{}

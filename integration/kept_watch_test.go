@@ -13,7 +13,7 @@ import (
 
 // idleReserve gives worker a reservation through b that finds nothing:
 // after one that found nothing, its wait keeps a connection watching the
-// worker's guard for its Liveness (queue/kept_watch.go).
+// worker's guard for its Liveness (queue/internal/engine/kept_watch.go).
 func idleReserve(t *testing.T, e *env, b *queue.Build, worker string) {
 	t.Helper()
 	rs, err := b.ReserveBatch(e.ctx, worker, 1, queue.ReserveOptions{Block: 20 * time.Millisecond})

@@ -20,8 +20,8 @@ func (b *Build) Abandon(ctx context.Context, r Reservation, elapsedMS float64) (
 	if err := checkMS("elapsed", elapsedMS); err != nil {
 		return err
 	}
-	p := &abandonPlan{fencedOp: fencedOp{mode: ModeAbandoned, r: r}, sc: b.schema, elapsedMS: elapsedMS}
-	return b.eng.fenced(ctx, &p.fencedOp, p)
+	p := &abandonPlan{fencedOp: opOf(ModeAbandoned, r, false), sc: b.schema, elapsedMS: elapsedMS}
+	return b.core.fenced(ctx, &p.fencedOp, p)
 }
 
 // abandonPlan is the abandonment of r after elapsedMS.
@@ -33,7 +33,7 @@ type abandonPlan struct {
 
 // decide: r still held (holding), then the abandoned event.
 func (p *abandonPlan) decide(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string, writes rueidis.Commands) (rueidis.Commands, error) {
-	r := p.r
+	r := p.Subject
 	if err := holding(r, h); err != nil {
 		return nil, err
 	}

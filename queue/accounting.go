@@ -26,18 +26,18 @@ type Delivery struct {
 // between the read and this call: the worker took nothing and nothing was
 // recorded. ErrCorrupt means meta or the unit's state is missing.
 func (b *Build) AccountDelivery(ctx context.Context, worker string, stream Stream, entryID, unitID string) (Delivery, error) {
-	return b.eng.accountDelivery(ctx, worker, stream, entryID, unitID)
+	return b.core.accountDelivery(ctx, worker, stream, entryID, unitID)
 }
 
 // accountDelivery runs delivery accounting's plan; reservations run it
 // on every entry they take.
-func (e *engine) accountDelivery(ctx context.Context, worker string, stream Stream, entryID, unitID string) (_ Delivery, err error) {
+func (e *core) accountDelivery(ctx context.Context, worker string, stream Stream, entryID, unitID string) (_ Delivery, err error) {
 	defer func(start time.Time) { e.meter.observe(ctx, ModeDeliveryAccounting, statusOf(err, StatusOK), start) }(time.Now())
 	r := Reservation{WorkerID: worker, Stream: stream, EntryID: entryID, UnitID: unitID, DeliveryCount: 1}
 	if err := r.check(); err != nil {
 		return Delivery{}, err
 	}
-	p := &deliveryPlan{fencedOp: fencedOp{mode: ModeDeliveryAccounting, r: r}, sc: e.schema}
+	p := &deliveryPlan{fencedOp: opOf(ModeDeliveryAccounting, r, false), sc: e.schema}
 	if err := e.fenced(ctx, &p.fencedOp, p); err != nil {
 		return Delivery{}, err
 	}
@@ -55,7 +55,7 @@ type deliveryPlan struct {
 // decide: the entry still held at its delivery, the delivered event and
 // the worker's record.
 func (p *deliveryPlan) decide(c rueidis.DedicatedClient, h held, _ guards, _ *tailState, _ string, writes rueidis.Commands) (rueidis.Commands, error) {
-	r := p.r
+	r := p.Subject
 	if err := h.settled(r, fence.Expect{EntryID: r.EntryID, Owner: r.WorkerID}); err != nil {
 		return nil, err
 	}

@@ -2,160 +2,51 @@ package queue
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/hopper-queue/hopper/fence"
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/hopper-queue/hopper/queue/internal/sched"
 	"github.com/redis/rueidis"
 )
 
-// The fenced transitions of one reservation (delivery accounting,
-// heartbeat, finalize, requeue, abandoned) each cost two round trips and a
-// transaction of their own. Those of one Build that arrive while another is
-// committing wait, and then commit together, in one transaction, in the
-// order they arrived: the guards of all of them watched, all their reads in
-// one round trip, every decision taken on those reads as if each transition
-// ran alone in turn, and all their writes in one MULTI ... EXEC, with the
-// build's TTLs renewed once. Each transition keeps its own outcome. The more
-// workers of one process transact at once, the fewer round trips and
-// commands each costs; and a Build never races itself, on the priority
-// tail or anywhere else. Transitions of other processes race through the
-// guards as before, which alone keep every one of them correct. Which
-// transitions share a batch, and which wait, is package sched's.
+// A fenced transition (delivery accounting, heartbeat, finalize, requeue,
+// abandoned) is a plan: it embeds its fencedOp, holds what it was called
+// with and its outputs, and decides (fencedPlan). The engine runs it alone
+// or in a batch with others (package engine); this file is what the engine
+// asks of such a batch: the shape of its first round trip (batch_reads.go)
+// and its decisions.
 
-// maxBatch bounds the transitions of one transaction: its reads and writes
-// grow with each, and so does the cost of an abort.
-const maxBatch = 32
+// fencedOp is one fenced transition of a reservation, as the engine runs
+// it.
+type fencedOp = engine.Op[Reservation, batchTrip]
 
-// maxLanes is how many batches of one Build may be in flight at once. One
-// alone would make every transition wait for the batch ahead of it, two
-// round trips, even when Redis and the network have room for more; with a
-// few, transitions run alone, as they would unbatched, until more arrive at
-// once than there are lanes, and only then share transactions.
-const maxLanes = 4
-
-// fencedOp is one fenced transition waiting for, or taken into, a batch.
-type fencedOp struct {
-	mode string
-	r    Reservation
-	// tail: the op may put its unit back on the priority stream, so the
-	// batch watches the tail guard and reads the budgets (see requeue.go).
-	// Only one batch in flight holds such ops, so that a Build's requeues
-	// never race each other on the tail.
-	tail bool
-	// plan checks what was read for r and appends r's writes (the TTL
-	// renewal left out), or gives the refusal that is r's outcome. It
-	// decides once per attempt of the batch, and sets the caller's outputs.
-	plan fencedPlan
-
-	ctx  context.Context
-	err  error
-	wake chan wakeup
-	// chain is how the batch this op leads carries the next one (see
-	// chain.go), kept here so that it costs no allocation of its own.
-	chain chained
-}
-
-// fencedPlan is a fenced transition: what it was called with, its
-// outputs, and its decision. The decision, on what was read for its
+// fencedPlan is a fenced transition's decision: on what was read for its
 // reservation (h), its guards g, the batch's tail state t (requeues) and
-// the attempt's token, is writes with its own appended, or its refusal.
+// the attempt's token, writes with its own appended, or its refusal.
 // Appending to the batch's writes spares every transition a slice of its
 // own; a plan that embeds its fencedOp is one allocation.
 type fencedPlan interface {
 	decide(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error)
 }
 
-// Claims names what op decides on and writes, for the scheduler's rules.
-func (o *fencedOp) Claims() sched.Claims {
-	return sched.Claims{Worker: o.r.WorkerID, Unit: o.r.UnitID, Stream: string(o.r.Stream), Entry: o.r.EntryID, Tail: o.tail}
+// opOf is the fencedOp of a transition mode on r; tail: it may put r's
+// unit back on the priority stream, so its batch watches the tail guard
+// and reads the budgets (see requeue.go), and no other batch in flight
+// holds such an op: a Build's requeues never race each other on the tail.
+func opOf(mode string, r Reservation, tail bool) fencedOp {
+	return fencedOp{Mode: mode, Subject: r,
+		Claim: sched.Claims{Worker: r.WorkerID, Unit: r.UnitID, Stream: string(r.Stream), Entry: r.EntryID, Tail: tail}}
 }
 
 // readsState tells whether op decides on its unit's state: every fenced
 // transition but the heartbeat.
-func (o *fencedOp) readsState() bool { return o.mode != ModeHeartbeat }
+func readsState(op *fencedOp) bool { return op.Mode != ModeHeartbeat }
 
-// wakeup tells a waiting op what became of it: it leads batch, whose first
-// round trip from may already have made (see chain.go); or, batch nil, its
-// batch committed and err is set.
-type wakeup struct {
-	batch []*fencedOp
-	from  *prefetch
-}
-
-// batcher queues a Build's fenced transitions behind its batches in flight.
-type batcher struct{ s *sched.Scheduler[*fencedOp] }
-
-func newBatcher() batcher {
-	return batcher{s: sched.New[*fencedOp](sched.Limits{MaxBatch: maxBatch, MaxLanes: maxLanes})}
-}
-
-// do runs op: at once when a lane is free, else in a later batch. A caller
-// whose ctx ends while it waits leaves the queue with ctx's error; once
-// taken into a batch, its transition runs with the batch, which stops
-// retrying only when every caller in it has given up (see batchContext).
-func (q *batcher) do(ctx context.Context, e *engine, op *fencedOp) error {
-	op.ctx = ctx
-	if e.inline {
-		e.commitBatch(ctx, []*fencedOp{op}, nil, nil) // alone, nothing carried (engine.go)
-		return op.err
-	}
-	if kept := e.kept.take(e, op); kept != nil {
-		if batch := q.s.StartAlone(op); batch != nil {
-			q.run(e, batch, kept) // read for op alone: no lane to wait for
-			return op.err
-		}
-		go kept.drop()
-	}
-	if batch := q.s.Start(op, awaitWakeup); batch != nil {
-		q.run(e, batch, nil)
-		return op.err
-	}
-	var w wakeup
-	select {
-	case w = <-op.wake:
-	case <-ctx.Done():
-		if q.s.Withdraw(op) {
-			return ctx.Err()
-		}
-		w = <-op.wake // already taken
-	}
-	if w.batch != nil {
-		q.run(e, w.batch, w.from)
-	}
-	return op.err
-}
-
-// awaitWakeup readies op to wait: whoever opens its batch wakes it.
-func awaitWakeup(op *fencedOp) { op.wake = make(chan wakeup, 1) }
-
-// run commits batch, which holds a lane, tells its members their outcomes,
-// gives the lane back, and wakes the leader of each batch there is now room
-// for. from is the batch's first round trip when the commit before it
-// carried it (see chain.go).
-func (q *batcher) run(e *engine, batch []*fencedOp, from *prefetch) {
-	ctx, cancel := batchContext(batch)
-	chain := &batch[0].chain
-	*chain = chained{e: e, q: q}
-	behind, keep := e.kept.arm(e, batch, chain)
-	behind = e.ahead.before(e, batch, behind) // see read_ahead.go
-	e.commitBatch(ctx, batch, from, behind)
-	keep()
-	cancel()
-	for _, o := range batch[1:] {
-		o.wake <- wakeup{}
-	}
-	for _, next := range q.s.Finish(batch) {
-		next[0].wake <- wakeup{batch: next}
-	}
-}
-
-// fenced runs one fenced transition of r: alone on the inline engine,
-// through the batches on the default one.
-func (e *engine) fenced(ctx context.Context, op *fencedOp, plan fencedPlan) error {
-	op.plan = plan
-	return e.batches.do(ctx, e, op)
+// fenced runs the fenced transition op, decided by plan.
+func (e *core) fenced(ctx context.Context, op *fencedOp, plan fencedPlan) error {
+	op.Plan = plan
+	return refusedCommand(e.eng.Do(ctx, op))
 }
 
 // holding is the check of every fenced transition but the heartbeat's: meta
@@ -164,47 +55,87 @@ func holding(r Reservation, h held) error {
 	return h.settled(r, fence.Expect{EntryID: r.EntryID, Owner: r.WorkerID, DeliveryCount: r.DeliveryCount})
 }
 
-// batchContext is the context a batch commits under. A lone transition's is
-// its caller's. A batch carries the values of its first op's context and
-// ends only when every caller's has (its cancellation then takes effect
-// between attempts, as for any transition), with the latest of their
-// deadlines when each has one, for the connection's timeouts.
-func batchContext(batch []*fencedOp) (context.Context, context.CancelFunc) {
-	if len(batch) == 1 {
-		return batch[0].ctx, func() {}
+// Decide decides each op of a batch on res, the replies of its first round
+// trip, shaped as trip, that arrived at mono time arrived (engine.Domain).
+func (e *core) Decide(ctx context.Context, c rueidis.DedicatedClient, t *engine.Txn, ops []*fencedOp, trip batchTrip, res []rueidis.RedisResult, arrived time.Duration) (rueidis.Commands, error) {
+	if err := res[0].Error(); err != nil {
+		return nil, err
 	}
-	base := context.WithoutCancel(batch[0].ctx)
-	var latest time.Time
-	for _, o := range batch {
-		d, ok := o.ctx.Deadline()
-		if !ok {
-			latest = time.Time{}
-			break
+	var common held
+	var err error
+	if common.metaExists, err = e.schema.metaFound(res[1]); err != nil {
+		return nil, err
+	}
+	if common.metaExists {
+		if common.now, err = e.tripNow(ctx, c, trip, res, arrived); err != nil {
+			return nil, err
 		}
-		if d.After(latest) {
-			latest = d
+		t.Now = common.now
+	}
+	var ts *tailState
+	if trip.tail {
+		if ts, err = readTail(res[trip.shared-tailReadCount : trip.shared]); err != nil {
+			return nil, err
 		}
 	}
-	cancelDeadline := context.CancelFunc(func() {})
-	if !latest.IsZero() {
-		base, cancelDeadline = context.WithDeadline(base, latest)
-	}
-	ctx, cancel := context.WithCancelCause(base)
-	var left atomic.Int32
-	left.Store(int32(len(batch)))
-	stops := make([]func() bool, len(batch))
-	for i, o := range batch {
-		stops[i] = context.AfterFunc(o.ctx, func() {
-			if left.Add(-1) == 0 {
-				cancel(o.ctx.Err())
-			}
-		})
-	}
-	return ctx, func() {
-		for _, stop := range stops {
-			stop()
+	writes := t.Writes(c.B(), writesPerOp*len(ops))
+	replies := trip.reads.replies(len(ops), res[trip.shared:trip.shared+trip.reads.count(len(ops))])
+	for i, op := range ops {
+		h := common
+		if op.Err = replies.held(e.schema.keys, i, op, &h); op.Err != nil {
+			continue
 		}
-		cancel(nil)
-		cancelDeadline()
+		e.entries.learnChecked(trip.reads, i, op, h)
+		before := writes
+		if writes, op.Err = op.Plan.(fencedPlan).decide(c, h, trip.gs[i], ts, t.Token, writes); op.Err != nil {
+			writes = before // refused: it writes nothing
+			continue
+		}
+		if i > 0 {
+			// The runner records the token on the first op's worker
+			// guard; every other worker whose record changes gets it
+			// too, and only such a worker: the guards' memory counts
+			// what is recorded (machinery.GuardMemo.Plan).
+			writes = e.eng.RecordToken(writes, c, t, trip.gs[i].worker)
+		}
 	}
+	return writes, nil
+}
+
+// writesPerOp is room for the writes of one fenced transition, the
+// build's TTL renewal included: a requeue's, the longest, fit.
+const writesPerOp = 16
+
+// WorkerGuard is worker's guard key (engine.Domain).
+func (e *core) WorkerGuard(worker string) string { return e.schema.workerGuard(worker) }
+
+// Renew appends the build's TTL renewal to writes (engine.Domain).
+func (e *core) Renew(c rueidis.DedicatedClient, writes rueidis.Commands) rueidis.Commands {
+	return e.schema.renew(c, writes)
+}
+
+// NextMode is the transition a worker likely calls after mode on the same
+// reservation, whose reads are worth keeping for it (engine.Domain); ""
+// when none is.
+func (e *core) NextMode(mode string) string {
+	switch mode {
+	case ModeDeliveryAccounting:
+		return ModeHeartbeat
+	case ModeHeartbeat:
+		return ModeFinalize
+	}
+	return ""
+}
+
+// Settles tells the transitions after which a worker no longer holds the
+// reservation (engine.Domain).
+func (e *core) Settles(mode string) bool { return isSettlement(mode) }
+
+// KeepAfter (engine.Domain): a settlement refused STALE is followed by
+// the stale_rejected event its worker appends.
+func (e *core) KeepAfter(err error) string {
+	if isStale(err) {
+		return modePrebuilt
+	}
+	return ""
 }

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/hopper-queue/hopper/queue/internal/engine"
+
 	"github.com/hopper-queue/hopper/events"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/mock"
@@ -44,10 +46,10 @@ func TestBatchSharesOneTransaction(t *testing.T) {
 	onDefaultEngine(t)
 	r, b := heldByMany(t)
 	r.on("XPENDING "+replayKeys.Units+" workers 6-0", pendingReply(pendingAt{"6-0", "w9", 0, 2}))
-	gate, arrived := make(chan struct{}), make(chan struct{}, maxLanes)
+	gate, arrived := make(chan struct{}), make(chan struct{}, engine.MaxLanes)
 	var watches atomic.Int32
 	r.onFunc("WATCH hopper:{b}:fence:worker:w", func([]string) rueidis.RedisResult {
-		if watches.Add(1) <= maxLanes {
+		if watches.Add(1) <= engine.MaxLanes {
 			arrived <- struct{}{}
 			<-gate // every lane busy until the queue is full
 		}
@@ -55,7 +57,7 @@ func TestBatchSharesOneTransaction(t *testing.T) {
 	})
 	ctx := context.Background()
 	var lanes, queued sync.WaitGroup
-	for n := 1; n <= maxLanes; n++ {
+	for n := 1; n <= engine.MaxLanes; n++ {
 		lanes.Go(func() { assert.NoError(t, b.Heartbeat(ctx, reservationOf(n))) })
 		<-arrived
 	}

@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hopper-queue/hopper/budget"
@@ -29,7 +30,8 @@ type loneTrip struct {
 	known [1]string
 }
 
-func (e *engine) planTrip(ops []*fencedOp) batchTrip {
+// Trip plans the first round trip of ops (engine.Domain).
+func (e *core) Trip(ops []*fencedOp) batchTrip {
 	tr := batchTrip{shared: 2}
 	if len(ops) == 1 {
 		lone := new(loneTrip)
@@ -37,13 +39,13 @@ func (e *engine) planTrip(ops []*fencedOp) batchTrip {
 	} else {
 		tr.gs, tr.reads.known = make([]guards, len(ops)), make([]string, len(ops))
 	}
-	if tr.time = e.clock.Due(); tr.time {
+	if tr.time = e.eng.Clock.Due(); tr.time {
 		tr.shared++
 	}
 	for i, op := range ops {
-		tr.gs[i] = e.schema.guardsOf(op.r)
-		tr.tail = tr.tail || op.tail
-		if op.readsState() {
+		tr.gs[i] = e.schema.guardsOf(op.Subject)
+		tr.tail = tr.tail || op.Claim.Tail
+		if readsState(op) {
 			tr.reads.units++
 		}
 	}
@@ -59,11 +61,19 @@ func (e *engine) planTrip(ops []*fencedOp) batchTrip {
 	return tr
 }
 
+// SameTrip tells whether a kept trip has the shape own would have, its
+// TIME aside: the kept one's replies are read by its own shape
+// (engine.Domain).
+func (e *core) SameTrip(kept, own batchTrip) bool {
+	kr, or := kept.reads, own.reads
+	return kept.tail == own.tail && kr.units == or.units && kr.ranged == or.ranged && slices.Equal(kr.known, or.known) && slices.Equal(kept.gs, own.gs)
+}
+
 // watchCommand is the trip's WATCH: every op's guards, then, when it may
 // requeue, the tail guard. The tail guard orders requeues with every other
 // requeue: they pick priority ids from the same tail and read the same
 // count of units in retry. Nothing else writes it.
-func (e *engine) watchCommand(c rueidis.DedicatedClient, tr batchTrip) rueidis.Completed {
+func (e *core) watchCommand(c rueidis.DedicatedClient, tr batchTrip) rueidis.Completed {
 	w := c.B().Watch().Key(tr.gs[0].worker)
 	if entryGuards {
 		w = w.Key(tr.gs[0].entry)
@@ -79,9 +89,12 @@ func (e *engine) watchCommand(c rueidis.DedicatedClient, tr batchTrip) rueidis.C
 	return w.Build()
 }
 
-// appendTripCommands appends to cmds the first round trip of ops, shaped
-// as tr.
-func (e *engine) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
+// AppendTrip appends to cmds the first round trip of ops, shaped as tr
+// (engine.Domain); cmds nil: to a list of the room it takes.
+func (e *core) AppendTrip(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, tr batchTrip) rueidis.Commands {
+	if cmds == nil {
+		cmds = make(rueidis.Commands, 0, tr.shared+2+len(ops))
+	}
 	cmds = append(cmds, e.watchCommand(c, tr), e.schema.metaRead(c))
 	if tr.time {
 		cmds = append(cmds, c.B().Time().Build())
@@ -95,11 +108,11 @@ func (e *engine) appendTripCommands(cmds rueidis.Commands, c rueidis.DedicatedCl
 // tripNow is the server's time for the decisions of a batch whose first
 // round trip, shaped as shape and arrived at mono time arrived, replied
 // res: the TIME it carried anchors the clock first.
-func (e *engine) tripNow(ctx context.Context, c rueidis.DedicatedClient, shape batchTrip, res []rueidis.RedisResult, arrived time.Duration) (int64, error) {
+func (e *core) tripNow(ctx context.Context, c rueidis.DedicatedClient, shape batchTrip, res []rueidis.RedisResult, arrived time.Duration) (int64, error) {
 	if shape.time {
-		return e.clock.AnchoredNow(ctx, c, res[2], arrived)
+		return e.eng.Clock.AnchoredNow(ctx, c, res[2], arrived)
 	}
-	return e.clock.ServerNow(ctx, c)
+	return e.eng.Clock.ServerNow(ctx, c)
 }
 
 // guards are the guard keys of one reservation: its worker's and its
@@ -111,7 +124,7 @@ func (sc *schema) guardsOf(r Reservation) guards {
 }
 
 // held is what a fenced transition reads, in one round trip, right after it
-// WATCHes the guards of the entry and of the worker (see commitBatch).
+// WATCHes the guards of the entry and of the worker (see core.Decide).
 type held struct {
 	metaExists bool
 	row        fence.Row
@@ -150,14 +163,14 @@ type batchReads struct {
 
 // appendBatchReads appends the reads of ops, in the order replies takes
 // them (batchTrip.reads counts the units' states among them).
-func (e *engine) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, br batchReads) rueidis.Commands {
+func (e *core) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClient, ops []*fencedOp, br batchReads) rueidis.Commands {
 	k := e.schema.keys
 	var wbuf, ubuf [4]string // a batch of a few needs no allocation
 	workers, units := wbuf[:0], ubuf[:0]
 	for _, op := range ops {
-		workers = append(workers, op.r.WorkerID)
-		if op.readsState() {
-			units = append(units, op.r.UnitID)
+		workers = append(workers, op.Subject.WorkerID)
+		if readsState(op) {
+			units = append(units, op.Subject.UnitID)
 		}
 	}
 	cmds = append(cmds, c.B().Hmget().Key(k.Workers).Field(workers...).Build())
@@ -165,11 +178,11 @@ func (e *engine) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClie
 		cmds = append(cmds, c.B().Hmget().Key(k.UnitState).Field(units...).Build())
 	}
 	for _, op := range ops {
-		cmds = append(cmds, c.B().Xpending().Key(k.stream(op.r.Stream)).Group(Group).Start(op.r.EntryID).End(op.r.EntryID).Count(1).Build())
+		cmds = append(cmds, c.B().Xpending().Key(k.stream(op.Subject.Stream)).Group(Group).Start(op.Subject.EntryID).End(op.Subject.EntryID).Count(1).Build())
 	}
 	for i, op := range ops {
 		if br.ranges(i, op) {
-			cmds = append(cmds, c.B().Xrange().Key(k.stream(op.r.Stream)).Start(op.r.EntryID).End(op.r.EntryID).Build())
+			cmds = append(cmds, c.B().Xrange().Key(k.stream(op.Subject.Stream)).Start(op.Subject.EntryID).End(op.Subject.EntryID).Build())
 		}
 	}
 	return cmds
@@ -179,7 +192,7 @@ func (e *engine) appendBatchReads(cmds rueidis.Commands, c rueidis.DedicatedClie
 // entry: it decides on its unit's state, and the Build does not remember
 // which unit the entry carries.
 func (br batchReads) ranges(i int, op *fencedOp) bool {
-	return op.readsState() && br.known[i] == ""
+	return readsState(op) && br.known[i] == ""
 }
 
 // count is how many replies the reads of ops take.
@@ -221,7 +234,7 @@ func (br batchReads) replies(ops int, res []rueidis.RedisResult) batchReplies {
 func (r *batchReplies) held(k Keys, i int, op *fencedOp, h *held) error {
 	var state *rueidis.RedisMessage
 	var ranged *rueidis.RedisResult
-	if op.readsState() {
+	if readsState(op) {
 		if r.serr == nil {
 			state = &r.states[r.unit]
 		}
@@ -238,16 +251,16 @@ func (r *batchReplies) held(k Keys, i int, op *fencedOp, h *held) error {
 		return nil // the decision is CORRUPT, whatever the rest says
 	case r.werr != nil:
 		return r.werr
-	case op.readsState() && r.serr != nil:
+	case readsState(op) && r.serr != nil:
 		return r.serr
 	}
 	if ranged != nil {
 		if err := ranged.Error(); err != nil {
-			return fmt.Errorf("queue: XRANGE %s %s: %w", k.stream(op.r.Stream), op.r.EntryID, err)
+			return fmt.Errorf("queue: XRANGE %s %s: %w", k.stream(op.Subject.Stream), op.Subject.EntryID, err)
 		}
 		h.entry = parseEntry(*ranged)
 	}
-	return h.parseEntry(k, op.r, r.pending[i], state, r.workers[i])
+	return h.parseEntry(k, op.Subject, r.pending[i], state, r.workers[i])
 }
 
 // parseEntry fills in what a fenced transition reads of one reservation:

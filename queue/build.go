@@ -105,7 +105,7 @@ type Build struct {
 	schema *schema
 	opts   Options
 	meter  *instruments
-	eng    *engine // how its transitions reach Redis (engine.go)
+	core   *core // its transitions, and the engine that runs them (engine.go)
 }
 
 // Open returns the build buildID on client, under the key layout of
@@ -131,7 +131,7 @@ func OpenKeys(client rueidis.Client, keys Keys, opts Options) (*Build, error) {
 		return nil, err
 	}
 	sc, meter := newSchema(keys, o.TTL), newInstruments(o.MeterProvider)
-	return &Build{client: client, schema: sc, opts: o, meter: meter, eng: newEngine(client, sc, o, meter)}, nil
+	return &Build{client: client, schema: sc, opts: o, meter: meter, core: newCore(client, sc, o, meter)}, nil
 }
 
 // Keys returns the build's key names.

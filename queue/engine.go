@@ -1,11 +1,14 @@
 package queue
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"sync/atomic"
 
-	"github.com/hopper-queue/hopper/queue/internal/machinery"
+	"github.com/hopper-queue/hopper/queue/internal/engine"
+	"github.com/hopper-queue/hopper/queue/internal/meter"
+	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
 
@@ -49,51 +52,41 @@ func (o *Options) pickEngine() error {
 	return fmt.Errorf("%w: engine %q: want %q or %q (Options.Engine, or %s)", ErrInvalidArgument, o.Engine, EngineDefault, EngineInline, engineEnv)
 }
 
-// engine is how a Build's transitions reach Redis: the optimistic runner
-// on dedicated connections, and, for the default engine, everything that
-// lets transitions share round trips. Transitions hand it what they watch
-// and read and how they decide (fencedOp, workerPlan, the reclaimer); it
-// owns where their replies come from: fresh, batched, chained, kept reads,
-// kept watches, read ahead. What it learns only chooses what to read and
-// send: every decision stands on what its own transaction watched and read.
-type engine struct {
-	client rueidis.Client
-	schema *schema
-	opts   Options
-	meter  *instruments
-	runner runner // see txn.go
-
-	batches      batcher                   // see batch.go
-	clock        *machinery.Clock          // the server's time
-	kept         keptReads                 // see kept_reads.go
-	ahead        readAheads                // see read_ahead.go
-	watches      keptWatches               // see kept_watch.go
-	reclaims     machinery.ReclaimPace     // when a reservation looks for idle entries
-	entries      *entryUnits               // see entry_units.go
-	workerGuards *machinery.GuardMemo      // the worker guards its commits wrote
-	consumers    *machinery.ConsumerPolicy // what the server does with consumers
-	watchWorks   atomic.Bool               // a probe's WATCH was answered (see unsupported.go)
-	inline       bool                      // Options.Engine is EngineInline
+// core is what a Build's transitions share: the build's keys and options,
+// the engine that runs them (package engine), and what the Build learnt
+// of the build, which only chooses what to read (the units of entries,
+// the read-ahead of each worker, whether WATCH works). It is the engine's
+// Domain: it plans and decides fenced transitions (batch.go,
+// batch_reads.go) and carries reads ahead (read_ahead.go).
+type core struct {
+	eng        *engine.Engine[Reservation, batchTrip]
+	client     rueidis.Client
+	schema     *schema
+	opts       Options
+	meter      *instruments
+	entries    *entryUnits // see entry_units.go
+	ahead      readAheads  // see read_ahead.go
+	watchWorks atomic.Bool // a probe's WATCH was answered (see unsupported.go)
 }
 
-func newEngine(client rueidis.Client, sc *schema, o Options, meter *instruments) *engine {
-	e := &engine{client: client, schema: sc, opts: o, meter: meter, consumers: &machinery.ConsumerPolicy{}, entries: &entryUnits{},
-		workerGuards: machinery.NewGuardMemo(o.TTL, o.ResolveWait), clock: machinery.NewClock(machinery.MonotonicNow), batches: newBatcher()}
-	e.runner = newRunner(e)
-	if o.Engine == EngineInline {
-		e.goInline()
-	}
+func newCore(client rueidis.Client, sc *schema, o Options, m *instruments) *core {
+	e := &core{client: client, schema: sc, opts: o, meter: m, entries: &entryUnits{}}
+	e.eng = engine.New[Reservation, batchTrip](e, engine.Config{
+		Client: client, Inline: o.Engine == EngineInline, Meter: (*meter.Instruments)(m), WatchDropped: e.watchDropped,
+		Policy: txn.Policy{MaxAttempts: o.MaxAttempts, BackoffFloor: o.BackoffFloor, BackoffCeil: o.BackoffCeil,
+			ClusterWait: o.ClusterWait, ResolveWait: o.ResolveWait},
+		GuardTTL: o.TTL, ResolveWait: o.ResolveWait})
+	e.entries.off = e.eng.Inline() // every entry ranged (entry_units.go)
 	return e
 }
 
-// goInline turns off everything in e that shares, carries, keeps or
-// learns: each gate below is the one place its machinery is switched.
-func (e *engine) goInline() {
-	e.inline = true
-	e.clock.Fresh = true      // a TIME of each transition's own (machinery.Clock)
-	e.entries.off = true      // every entry ranged (entry_units.go)
-	e.reclaims.Off = true     // every reservation looks (machinery.ReclaimPace)
-	e.watches.off = true      // no kept watches (kept_watch.go)
-	e.workerGuards.Off = true // renew and trim on every commit (machinery.GuardMemo)
-	e.consumers.Off = true    // a consumer created whenever an XAUTOCLAIM would (machinery.ConsumerPolicy)
+// commit runs try until it commits or decides there is nothing to commit
+// (engine.Engine.Commit), as workerGuard's worker.
+func (e *core) commit(ctx context.Context, mode, workerGuard string, try engine.Attempt) error {
+	return refusedCommand(e.eng.Commit(ctx, mode, workerGuard, try))
+}
+
+// commitWorker runs p (engine.WorkerPlan).
+func (e *core) commitWorker(ctx context.Context, p engine.WorkerPlan) error {
+	return refusedCommand(e.eng.CommitWorker(ctx, p))
 }

@@ -15,16 +15,16 @@ import (
 func TestEngineChoice(t *testing.T) {
 	client := mock.NewClient(gomock.NewController(t))
 	t.Setenv(engineEnv, "")
-	if b, err := Open(client, "e", Options{}); err != nil || b.eng.inline {
-		t.Fatalf("zero options, no %s: inline=%v err=%v, want the default engine", engineEnv, b != nil && b.eng.inline, err)
+	if b, err := Open(client, "e", Options{}); err != nil || b.core.eng.Inline() {
+		t.Fatalf("zero options, no %s: inline=%v err=%v, want the default engine", engineEnv, b != nil && b.core.eng.Inline(), err)
 	}
 	t.Setenv(engineEnv, string(EngineInline))
 	b, err := Open(client, "e", Options{})
-	if err != nil || !b.eng.inline || !b.eng.clock.Fresh || !b.eng.entries.off || !b.eng.reclaims.Off || !b.eng.watches.off || !b.eng.workerGuards.Off {
+	if err != nil || !b.core.eng.Inline() || !b.core.eng.Clock.Fresh || !b.core.entries.off || !b.core.eng.Reclaims.Off || !b.core.eng.Consumers.Off {
 		t.Fatalf("%s=inline: every gate must be off (err %v)", engineEnv, err)
 	}
-	if b, err := Open(client, "e", Options{Engine: EngineDefault}); err != nil || b.eng.inline {
-		t.Fatalf("Options.Engine wins over %s: inline=%v err=%v", engineEnv, b != nil && b.eng.inline, err)
+	if b, err := Open(client, "e", Options{Engine: EngineDefault}); err != nil || b.core.eng.Inline() {
+		t.Fatalf("Options.Engine wins over %s: inline=%v err=%v", engineEnv, b != nil && b.core.eng.Inline(), err)
 	}
 	_, err = Open(client, "e", Options{Engine: "turbo"})
 	if !errors.Is(err, ErrInvalidArgument) || !strings.Contains(err.Error(), `"turbo"`) {

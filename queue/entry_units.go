@@ -37,7 +37,7 @@ type entryUnits struct {
 	units  map[entryAt]string // "": ranged, and it names none (deleted, or no id field)
 	window []entryAt          // the latest first look's pending windows
 	wanted []entryAt          // of those, the entries whose unit is not known
-	off    bool               // the inline engine's: nothing is remembered (engine.go)
+	off    bool               // the inline engine's: nothing is remembered (newCore, engine.go)
 }
 
 // learn records that the entry at carries unit.
@@ -146,7 +146,7 @@ func (e *entryUnits) unitsOf(ops []*fencedOp, out []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	for i, op := range ops {
-		out[i] = e.units[entryAt{op.r.Stream, op.r.EntryID}]
+		out[i] = e.units[entryAt{op.Subject.Stream, op.Subject.EntryID}]
 	}
 }
 
@@ -155,6 +155,6 @@ func (e *entryUnits) unitsOf(ops []*fencedOp, out []string) {
 // that op's worker's later transitions on the entry need not range it.
 func (e *entryUnits) learnChecked(br batchReads, i int, op *fencedOp, h held) {
 	if br.ranges(i, op) && h.entry.exists && h.entry.hasID {
-		e.learn(entryAt{op.r.Stream, op.r.EntryID}, h.entry.id)
+		e.learn(entryAt{op.Subject.Stream, op.Subject.EntryID}, h.entry.id)
 	}
 }

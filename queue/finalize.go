@@ -56,8 +56,8 @@ func (b *Build) Finalize(ctx context.Context, r Reservation, res Result) (err er
 	if err := res.check(); err != nil {
 		return err
 	}
-	p := &finalizePlan{fencedOp: fencedOp{mode: ModeFinalize, r: r}, sc: b.schema, res: res}
-	return b.eng.fenced(ctx, &p.fencedOp, p)
+	p := &finalizePlan{fencedOp: opOf(ModeFinalize, r, false), sc: b.schema, res: res}
+	return b.core.fenced(ctx, &p.fencedOp, p)
 }
 
 // finalizePlan is the finalize of r with res.
@@ -69,7 +69,7 @@ type finalizePlan struct {
 
 // decide: r still held (holding), then the entry settled for good.
 func (p *finalizePlan) decide(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error) {
-	r, res := p.r, p.res
+	r, res := p.Subject, p.res
 	if err := holding(r, h); err != nil {
 		return nil, err
 	}

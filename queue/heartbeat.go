@@ -20,8 +20,8 @@ func (b *Build) Heartbeat(ctx context.Context, r Reservation) (err error) {
 	if err := r.check(); err != nil {
 		return err
 	}
-	p := &heartbeatPlan{fencedOp: fencedOp{mode: ModeHeartbeat, r: r}, sc: b.schema}
-	return b.eng.fenced(ctx, &p.fencedOp, p)
+	p := &heartbeatPlan{fencedOp: opOf(ModeHeartbeat, r, false), sc: b.schema}
+	return b.core.fenced(ctx, &p.fencedOp, p)
 }
 
 // heartbeatPlan is a heartbeat of r.
@@ -33,7 +33,7 @@ type heartbeatPlan struct {
 // decide: meta present and r held at its delivery; a heartbeat does not
 // read the unit's state.
 func (p *heartbeatPlan) decide(c rueidis.DedicatedClient, h held, g guards, _ *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error) {
-	r := p.r
+	r := p.Subject
 	if !h.metaExists {
 		return nil, fmt.Errorf("%w: meta is missing or holds no state (unit %q)", ErrCorrupt, r.UnitID)
 	}

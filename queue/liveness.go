@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/redis/rueidis"
 )
 
@@ -14,7 +15,7 @@ import (
 // for lost work to come back does not expire. ErrCorrupt: meta is missing
 // or holds no state. After a reservation that gave nothing, it commits in
 // one round trip on the reads that reservation's wait carried
-// (kept_watch.go).
+// (package engine, kept_watch.go).
 func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err error) {
 	defer func(start time.Time) { b.meter.observe(ctx, ModeLiveness, statusOf(err, StatusOK), start) }(time.Now())
 	if err := checkID("worker id", worker); err != nil {
@@ -25,10 +26,10 @@ func (b *Build) Liveness(ctx context.Context, worker, currentUnit string) (err e
 			return err
 		}
 	}
-	return b.eng.commitWorker(ctx, workerPlan{
-		mode: ModeLiveness, worker: worker,
-		reads: func(c rueidis.DedicatedClient) rueidis.Commands { return b.schema.livenessReads(c, worker) },
-		decide: func(c rueidis.DedicatedClient, res []rueidis.RedisResult, now int64) (rueidis.Commands, error) {
+	return b.core.commitWorker(ctx, engine.WorkerPlan{
+		Mode: ModeLiveness, Worker: worker,
+		Reads: func(c rueidis.DedicatedClient) rueidis.Commands { return b.schema.livenessReads(c, worker) },
+		Decide: func(c rueidis.DedicatedClient, res []rueidis.RedisResult, now int64) (rueidis.Commands, error) {
 			rec, err := b.schema.livenessRecord(worker, res[0], res[1])
 			if err != nil {
 				return nil, err

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hopper-queue/hopper/events"
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/redis/rueidis"
 )
 
@@ -19,7 +20,7 @@ const modePrebuilt = "prebuilt"
 // able to report that the build's state is gone. worker names the worker
 // whose guard orders this append with its other transitions. Right after
 // a settlement of worker refused STALE, it commits in one round trip on
-// that settlement's WATCH (kept_watch.go).
+// that settlement's WATCH (package engine, kept_watch.go).
 func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte) (err error) {
 	defer func(start time.Time) { b.meter.observe(ctx, modePrebuilt, statusOf(err, StatusOK), start) }(time.Now())
 	if err := checkID("worker id", worker); err != nil {
@@ -28,9 +29,9 @@ func (b *Build) AppendPrebuilt(ctx context.Context, worker string, event []byte)
 	if _, err := events.StampPrebuilt(event, 0); err != nil {
 		return errInvalid("prebuilt event: %v", err)
 	}
-	return b.eng.commitWorker(ctx, workerPlan{
-		mode: modePrebuilt, worker: worker,
-		decide: func(c rueidis.DedicatedClient, _ []rueidis.RedisResult, now int64) (rueidis.Commands, error) {
+	return b.core.commitWorker(ctx, engine.WorkerPlan{
+		Mode: modePrebuilt, Worker: worker,
+		Decide: func(c rueidis.DedicatedClient, _ []rueidis.RedisResult, now int64) (rueidis.Commands, error) {
 			stamped, err := events.StampPrebuilt(event, now)
 			if err != nil {
 				return nil, err

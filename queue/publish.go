@@ -89,7 +89,7 @@ func (b *Build) Publish(ctx context.Context, lease Lease, m Manifest, tombstoneT
 		}
 		redirected := isRedirect(err)
 		if !errors.Is(err, errAborted) && !redirected {
-			return refusedCommand(b.eng.watchDropped(ctx, err))
+			return refusedCommand(b.core.watchDropped(ctx, err))
 		}
 		// A watched key moved (the lease expired, or someone published):
 		// look again, and the checks will say what happened. Or the build's

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hopper-queue/hopper/queue/internal/engine"
 	"github.com/hopper-queue/hopper/queue/internal/machinery"
-	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 )
 
@@ -147,7 +147,7 @@ func (k *readAheads) given(worker string, n int, opts ReserveOptions, ahead bool
 // already read ahead for it stay pending under its name, and are reclaimed
 // by another worker after the timeout. Safe for concurrent use.
 func (b *Build) StopReadAhead(worker string) {
-	k := &b.eng.ahead
+	k := &b.core.ahead
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if st := k.byWorker[worker]; st != nil {
@@ -156,29 +156,28 @@ func (b *Build) StopReadAhead(worker string) {
 	}
 }
 
-// before puts ahead of behind, what batch's commit carries behind its
-// EXEC, the reads it carries for the workers it leaves holding nothing:
-// before any WATCH the others carry.
-func (k *readAheads) before(e *engine, batch []*fencedOp, behind []txn.Behind[rueidis.DedicatedClient]) []txn.Behind[rueidis.DedicatedClient] {
-	t := k.carry(e, batch)
-	if t == nil {
-		return behind
+// Carried is what batch's commit carries behind its EXEC (engine.Domain):
+// the reads ahead of each worker whose last held reservation the batch
+// settles; nil: none.
+func (e *core) Carried(batch []*fencedOp) engine.Behind {
+	if t := e.ahead.carry(e, batch); t != nil {
+		return t
 	}
-	return append([]txn.Behind[rueidis.DedicatedClient]{t}, behind...)
+	return nil
 }
 
 // carry returns the reads batch's commit carries behind its EXEC: those of
 // each worker whose last held reservation the batch settles; nil: none.
-func (k *readAheads) carry(e *engine, batch []*fencedOp) *aheadTrip {
+func (k *readAheads) carry(e *core, batch []*fencedOp) *aheadTrip {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	var t *aheadTrip
 	for _, op := range batch {
-		st := k.byWorker[op.r.WorkerID]
-		if st == nil || !st.on || !isSettlement(op.mode) {
+		st := k.byWorker[op.Subject.WorkerID]
+		if st == nil || !st.on || !isSettlement(op.Mode) {
 			continue
 		}
-		at := entryAt{op.r.Stream, op.r.EntryID}
+		at := entryAt{op.Subject.Stream, op.Subject.EntryID}
 		i := slices.Index(st.held, at)
 		if i < 0 {
 			continue
@@ -188,11 +187,11 @@ func (k *readAheads) carry(e *engine, batch []*fencedOp) *aheadTrip {
 			continue
 		}
 		st.on = false // once per reservation: the next ReserveBatch says again
-		k.tidy(op.r.WorkerID)
+		k.tidy(op.Subject.WorkerID)
 		if t == nil {
 			t = &aheadTrip{k: k, e: e}
 		}
-		rd := aheadRead{worker: op.r.WorkerID, n: st.n, opts: st.opts, entries: len(st.stash) == 0 && !st.lookOnly, stream: StreamPriority}
+		rd := aheadRead{worker: op.Subject.WorkerID, n: st.n, opts: st.opts, entries: len(st.stash) == 0 && !st.lookOnly, stream: StreamPriority}
 		if st.prioEmptyAt != "" {
 			rd.stream = StreamUnits
 		}
@@ -208,7 +207,7 @@ func (k *readAheads) carry(e *engine, batch []*fencedOp) *aheadTrip {
 // stashed already.
 type aheadTrip struct {
 	k     *readAheads
-	e     *engine
+	e     *core
 	reads []aheadRead
 	sent  bool
 	at    time.Time // when Carry gave the reads
@@ -241,7 +240,7 @@ func (t *aheadTrip) Carry(c rueidis.DedicatedClient) rueidis.Commands {
 	for i := range t.reads {
 		rd := &t.reads[i]
 		timeoutMS := rd.opts.Timeout.Milliseconds()
-		if _, probing := e.consumers.Probe(c); !probing && e.reclaims.Due(timeoutMS, t.at) {
+		if _, probing := e.eng.Consumers.Probe(c); !probing && e.eng.Reclaims.Due(timeoutMS, t.at) {
 			look, learning := e.firstLookCmds(c, timeoutMS)
 			cmds = append(cmds, look...)
 			rd.look, rd.learning = len(look), learning
@@ -307,7 +306,7 @@ func noneLost(res []rueidis.RedisResult) bool {
 // whether it answered; none when it failed (lost with the connection,
 // entries may have been delivered all the same: they are reclaimed after
 // the timeout).
-func delivered(e *engine, s Stream, r rueidis.RedisResult) ([]stashed, bool) {
+func delivered(e *core, s Stream, r rueidis.RedisResult) ([]stashed, bool) {
 	streams, err := r.AsXRead()
 	if rueidis.IsRedisNil(err) {
 		return nil, true

@@ -6,7 +6,8 @@ import (
 )
 
 func aheadOp(mode, worker, entry string) *fencedOp {
-	return &fencedOp{mode: mode, r: Reservation{WorkerID: worker, Stream: StreamUnits, EntryID: entry}}
+	op := opOf(mode, Reservation{WorkerID: worker, Stream: StreamUnits, EntryID: entry}, false)
+	return &op
 }
 
 func aheadWorkers(t *aheadTrip) []string {
@@ -52,10 +53,10 @@ func TestReadAheadCarriedByTheLastSettlement(t *testing.T) {
 // A worker that stops reading ahead before its last settlement gets no
 // reads carried.
 func TestReadAheadStopped(t *testing.T) {
-	b := &Build{eng: &engine{}}
-	b.eng.ahead.given("w1", 1, ReserveOptions{}, true, []Reservation{{WorkerID: "w1", Stream: StreamUnits, EntryID: "1-0"}}, nil, false)
+	b := &Build{core: &core{}}
+	b.core.ahead.given("w1", 1, ReserveOptions{}, true, []Reservation{{WorkerID: "w1", Stream: StreamUnits, EntryID: "1-0"}}, nil, false)
 	b.StopReadAhead("w1")
-	if got := b.eng.ahead.carry(b.eng, []*fencedOp{aheadOp(ModeFinalize, "w1", "1-0")}); got != nil {
+	if got := b.core.ahead.carry(b.core, []*fencedOp{aheadOp(ModeFinalize, "w1", "1-0")}); got != nil {
 		t.Errorf("carried for %v after StopReadAhead", aheadWorkers(got))
 	}
 }

@@ -56,14 +56,14 @@ func (b *Build) Reclaim(ctx context.Context, worker string, timeout time.Duratio
 	if maxReclaims < 0 {
 		return Reclaimed{}, errInvalid("max reclaims %d is negative", maxReclaims)
 	}
-	return b.eng.reclaimOn(ctx, worker, timeout.Milliseconds(), float64(maxReclaims), nil)
+	return b.core.reclaimOn(ctx, worker, timeout.Milliseconds(), float64(maxReclaims), nil)
 }
 
 // reclaimOn runs a reclaim of worker's on timeoutMS (fallbackMax: the
 // reclaim budget when meta holds none); its first attempt stands on
 // given, a first look already made (a read-ahead's, see read_ahead.go),
 // when not nil.
-func (e *engine) reclaimOn(ctx context.Context, worker string, timeoutMS int64, fallbackMax float64, given *firstLook) (out Reclaimed, err error) {
+func (e *core) reclaimOn(ctx context.Context, worker string, timeoutMS int64, fallbackMax float64, given *firstLook) (out Reclaimed, err error) {
 	defer func(start time.Time) {
 		ok := StatusNone
 		switch out.Status {
@@ -78,14 +78,14 @@ func (e *engine) reclaimOn(ctx context.Context, worker string, timeoutMS int64, 
 	if err = e.commit(ctx, ModeReclaim, r.wguard, r.attempt); err != nil {
 		return Reclaimed{}, err
 	}
-	e.consumers.Created(worker, r.consumers)
+	e.eng.Consumers.Created(worker, r.consumers)
 	return r.out, r.corrupt
 }
 
 // reclaimer is one Reclaim: who reclaims on what terms, and what its
 // latest attempt decided.
 type reclaimer struct {
-	e           *engine
+	e           *core
 	worker      string
 	wguard      string // the worker's guard
 	timeoutMS   int64

@@ -29,14 +29,14 @@ type firstLook struct {
 func (r *reclaimer) firstLook() (firstLook, error) {
 	e, c := r.e, r.c
 	cmds, learning := e.firstLookCmds(c, r.timeoutMS)
-	info, probing := e.consumers.Probe(c)
+	info, probing := e.eng.Consumers.Probe(c)
 	if probing {
 		cmds = append(cmds, info)
 	}
 	sent := time.Now()
 	res := c.DoMulti(r.ctx, cmds...)
 	if probing {
-		e.consumers.Learn(res[len(res)-1])
+		e.eng.Consumers.Learn(res[len(res)-1])
 	}
 	return r.parseFirstLook(res, learning, sent)
 }
@@ -44,7 +44,7 @@ func (r *reclaimer) firstLook() (firstLook, error) {
 // firstLookCmds are the first look's reads, the consumer policy's probe
 // aside; learning are the entries it ranges. A read-ahead sends them
 // behind a settlement's EXEC (read_ahead.go).
-func (e *engine) firstLookCmds(c rueidis.DedicatedClient, timeoutMS int64) (rueidis.Commands, []entryAt) {
+func (e *core) firstLookCmds(c rueidis.DedicatedClient, timeoutMS int64) (rueidis.Commands, []entryAt) {
 	cmds := append(rueidis.Commands{
 		e.schema.metaRead(c),
 		c.B().Hget().Key(e.schema.keys.Meta).Field("max_reclaims").Build(),
@@ -82,7 +82,7 @@ func (r *reclaimer) parseFirstLook(res []rueidis.RedisResult, learning []entryAt
 	}
 	maxRaw, maxOK := optionalStringOK(res[1])
 	f.maxReclaims = budget.Frozen(maxRaw, maxOK, r.fallbackMax)
-	e.reclaims.Looked(r.timeoutMS, sent, !f.anyCand && len(f.looked) == 0)
+	e.eng.Reclaims.Looked(r.timeoutMS, sent, !f.anyCand && len(f.looked) == 0)
 	return f, nil
 }
 
@@ -120,7 +120,7 @@ func (r *reclaimer) secondLook(first firstLook) (secondLook, error) {
 // of the entries ranged whose units are known, and which the claim may
 // stand on. They save the round trip of unitStates. Only idle entries are
 // claimed, and only idle candidates have their state checked.
-func (e *engine) prefetchUnits(scans []streamScan, ranged []entryAt, timeoutMS int64) []string {
+func (e *core) prefetchUnits(scans []streamScan, ranged []entryAt, timeoutMS int64) []string {
 	var units []string
 	for _, at := range ranged {
 		if u, ok := e.entries.unit(at); ok && mayClaim(scans, at, timeoutMS) && !slices.Contains(units, u) {
@@ -206,7 +206,7 @@ func (r *reclaimer) parseSecondLook(res []rueidis.RedisResult, w *reclaim.WatchS
 // unitStates returns the unit_state of units (missing ones are left out).
 // The states of the units in read were read already, as prefetched; the
 // others cost a round trip.
-func (e *engine) unitStates(ctx context.Context, c rueidis.DedicatedClient, units, read []string, prefetched map[string]string) (map[string]string, error) {
+func (e *core) unitStates(ctx context.Context, c rueidis.DedicatedClient, units, read []string, prefetched map[string]string) (map[string]string, error) {
 	var rest []string
 	for _, u := range units {
 		if !slices.Contains(read, u) && !slices.Contains(rest, u) {

@@ -181,7 +181,7 @@ func (r *reclaimer) head(s secondLook, e claimedEntry) events.Head {
 // createConsumer leaves the consumer group holding what an XAUTOCLAIM of
 // stream s would have left (see machinery.ConsumerPolicy).
 func (r *reclaimer) createConsumer(writes rueidis.Commands, s Stream) rueidis.Commands {
-	if cmd, ok := r.e.consumers.Create(r.c, r.e.schema.keys.stream(s), Group, r.worker); ok {
+	if cmd, ok := r.e.eng.Consumers.Create(r.c, r.e.schema.keys.stream(s), Group, r.worker); ok {
 		r.consumers = append(r.consumers, r.e.schema.keys.stream(s))
 		return append(writes, cmd)
 	}

@@ -69,8 +69,8 @@ func (b *Build) Requeue(ctx context.Context, r Reservation, res Result, caps Bud
 	if err := caps.check(); err != nil {
 		return Requeued{}, err
 	}
-	p := &requeuePlan{fencedOp: fencedOp{mode: ModeRequeue, r: r, tail: true}, sc: b.schema, res: res, caps: caps}
-	if err = b.eng.fenced(ctx, &p.fencedOp, p); err != nil {
+	p := &requeuePlan{fencedOp: opOf(ModeRequeue, r, true), sc: b.schema, res: res, caps: caps}
+	if err = b.core.fenced(ctx, &p.fencedOp, p); err != nil {
 		return Requeued{}, err
 	}
 	return p.out, nil
@@ -90,7 +90,7 @@ type requeuePlan struct {
 // the tail (t), say whether the unit goes back on the priority stream or
 // is finalized failed.
 func (p *requeuePlan) decide(c rueidis.DedicatedClient, h held, g guards, t *tailState, token string, writes rueidis.Commands) (rueidis.Commands, error) {
-	r, res := p.r, p.res
+	r, res := p.Subject, p.res
 	p.out = Requeued{}
 	if err := holding(r, h); err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func (p *requeuePlan) decide(c rueidis.DedicatedClient, h held, g guards, t *tai
 
 // exhausted finalizes r failed: its retry budget is spent.
 func (p *requeuePlan) exhausted(c rueidis.DedicatedClient, h held, g guards, token string, writes rueidis.Commands) (rueidis.Commands, error) {
-	r, res := p.r, p.res
+	r, res := p.Subject, p.res
 	ev, err := events.RetryBudgetExhausted{
 		Head:       head(r, h),
 		DurationMS: res.DurationMS, Errors: res.Errors, FailureSummary: res.FailureSummary,
@@ -192,7 +192,7 @@ const tailReadCount = 2
 
 // tailReads are the batch's reads for requeues: the frozen budgets and
 // counts in meta, and the priority stream's last id.
-func tailReads(e *engine, c rueidis.DedicatedClient) []rueidis.Completed {
+func tailReads(e *core, c rueidis.DedicatedClient) []rueidis.Completed {
 	return []rueidis.Completed{
 		c.B().Hmget().Key(e.schema.keys.Meta).Field("max_requeues", "requeue_tolerance", "total_units", "requeued_units_count").Build(),
 		c.B().XinfoStream().Key(e.schema.keys.Priority).Build(),

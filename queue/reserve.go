@@ -107,7 +107,7 @@ func readBound(block time.Duration) time.Duration {
 }
 
 // account turns a freshly read entry into a reservation.
-func (e *engine) account(ctx context.Context, worker string, s Stream, x rueidis.XRangeEntry) (Reservation, bool, error) {
+func (e *core) account(ctx context.Context, worker string, s Stream, x rueidis.XRangeEntry) (Reservation, bool, error) {
 	unit, ok := x.FieldValues["id"]
 	if !ok {
 		return Reservation{}, false, fmt.Errorf("%w: %s entry %s has no id field", ErrCorrupt, s, x.ID)

@@ -35,22 +35,22 @@ func (b *Build) ReserveBatch(ctx context.Context, worker string, n int, opts Res
 	if opts, err = opts.withDefaults(); err != nil {
 		return nil, err
 	}
-	return b.eng.reserveBatch(ctx, worker, n, opts)
+	return b.core.reserveBatch(ctx, worker, n, opts)
 }
 
 // reserveBatch is ReserveBatch once its arguments are checked: what was
 // read ahead for worker first, then a reclaim when one is due, then new
 // entries.
-func (e *engine) reserveBatch(ctx context.Context, worker string, n int, opts ReserveOptions) (rs []Reservation, err error) {
-	opts.ReadAhead = opts.ReadAhead && !e.inline // the inline engine reads nothing ahead (engine.go)
-	ahead := e.ahead.take(worker, opts)          // see read_ahead.go
+func (e *core) reserveBatch(ctx context.Context, worker string, n int, opts ReserveOptions) (rs []Reservation, err error) {
+	opts.ReadAhead = opts.ReadAhead && !e.eng.Inline() // the inline engine reads nothing ahead (engine.go)
+	ahead := e.ahead.take(worker, opts)                // see read_ahead.go
 	rest, lookOnly := ahead.stash, false
 	defer func() {
 		e.ahead.given(worker, n, opts, opts.ReadAhead, rs, rest, lookOnly)
-		e.watches.gave(worker, len(rs) > 0)
+		e.eng.Gave(worker, len(rs) > 0) // an idle worker's next read watches (engine.ReadWatching)
 	}()
 	timeoutMS := opts.Timeout.Milliseconds()
-	look := ahead.look != nil || e.reclaims.Due(timeoutMS, time.Now()) // see machinery.ReclaimPace
+	look := ahead.look != nil || e.eng.Reclaims.Due(timeoutMS, time.Now()) // see machinery.ReclaimPace
 	for len(rest) > 0 {
 		// Delivered already, and heartbeated by nothing: they go before
 		// a reclaim the look shows, which the next read-ahead's look,
@@ -77,7 +77,7 @@ func (e *engine) reserveBatch(ctx context.Context, worker string, n int, opts Re
 // those still held and the entries left. An entry reclaimed since it was
 // read is left out, as in readNew; one whose accounting failed is dropped,
 // pending under worker for a reclaim after the timeout.
-func (e *engine) accountStashed(ctx context.Context, worker string, n int, stash []stashed) (rs []Reservation, rest []stashed, err error) {
+func (e *core) accountStashed(ctx context.Context, worker string, n int, stash []stashed) (rs []Reservation, rest []stashed, err error) {
 	k := 0
 	for k < len(stash) && k < n && stash[k].s == stash[0].s {
 		k++
@@ -99,7 +99,7 @@ func (e *engine) accountStashed(ctx context.Context, worker string, n int, stash
 // them. checkMeta: no first look read meta, so the priority read does, in
 // the same round trip, and a build whose meta is gone is corrupt before
 // any wait.
-func (e *engine) readNew(ctx context.Context, worker string, n int, opts ReserveOptions, checkMeta bool) ([]Reservation, error) {
+func (e *core) readNew(ctx context.Context, worker string, n int, opts ReserveOptions, checkMeta bool) ([]Reservation, error) {
 	for _, s := range []Stream{StreamPriority, StreamUnits} {
 		entries, err := e.readStream(ctx, worker, s, n, opts.Block, checkMeta && s == StreamPriority)
 		if rueidis.IsRedisNil(err) {
@@ -132,13 +132,16 @@ func (e *engine) readNew(ctx context.Context, worker string, n int, opts Reserve
 // blocking command: rueidis sends it on a connection of its own, so the
 // wait holds up no other command). checkMeta: meta is read first, in the
 // same round trip.
-func (e *engine) readStream(ctx context.Context, worker string, s Stream, n int, block time.Duration, checkMeta bool) (map[string][]rueidis.XRangeEntry, error) {
+func (e *core) readStream(ctx context.Context, worker string, s Stream, n int, block time.Duration, checkMeta bool) (map[string][]rueidis.XRangeEntry, error) {
 	bld := e.client.B()
 	rctx, cancel := boundedRead(ctx, readBound(block))
 	defer cancel()
-	if s == StreamUnits && e.watches.wasIdle(worker) {
-		if meta, read, ok := e.readUnitsWatching(rctx, worker, e.schema.readCommand(bld, worker, s, n, block)); ok { // see kept_watch.go
-			return e.schema.readReplies(worker, s, checkMeta, meta, read)
+	if s == StreamUnits && e.eng.WasIdle(worker) {
+		// An idle worker calls Liveness next: its read makes Liveness's
+		// reads too, behind a WATCH the engine keeps for it.
+		livenessReads := func(c rueidis.DedicatedClient) rueidis.Commands { return e.schema.livenessReads(c, worker) }
+		if reads, read, ok := e.eng.ReadWatching(rctx, worker, ModeLiveness, livenessReads, e.schema.readCommand(bld, worker, s, n, block)); ok {
+			return e.schema.readReplies(worker, s, checkMeta, reads[0], read)
 		}
 	}
 	read := e.schema.readCommand(bld, worker, s, n, block)

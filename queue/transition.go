@@ -204,7 +204,7 @@ func (b *Build) transition(ctx context.Context, call call) ([]any, error) {
 	case ModeLiveness:
 		return status(b.Liveness(ctx, r.WorkerID, call.current))
 	case ModeReclaim:
-		rc, err := b.eng.reclaimOn(ctx, r.WorkerID, call.timeoutMS, call.maxReclaims, nil)
+		rc, err := b.core.reclaimOn(ctx, r.WorkerID, call.timeoutMS, call.maxReclaims, nil)
 		if err != nil {
 			return status(err)
 		}

@@ -57,7 +57,7 @@ func refusedCommand(err error) error {
 // else (the read unanswered: a node down or failing over) returns err as it
 // was. Once a probe's WATCH is answered the Build never probes again, so an
 // outage costs at most one probe.
-func (e *engine) watchDropped(ctx context.Context, err error) error {
+func (e *core) watchDropped(ctx context.Context, err error) error {
 	if e.watchWorks.Load() || !isConnErr(ctx, err) {
 		return err
 	}

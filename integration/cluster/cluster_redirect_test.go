@@ -99,7 +99,7 @@ func TestClusterSecondAttemptReachesNewPrimary(t *testing.T) {
 }
 
 // An idle worker's units read goes on a connection of its own, which
-// watches its guard (queue/kept_watch.go) and does not follow redirects.
+// watches its guard (queue/internal/engine/kept_watch.go) and does not follow redirects.
 // After the build's slot moved, that read meets MOVED: the reservation
 // must read as it would without the kept watch, and the worker's
 // Liveness and its next reservation go on.

@@ -8,7 +8,7 @@ package fencing
 // XAUTOCLAIM. (Watching the stream itself would abort on the PEXPIRE with
 // which every transition renews the build's TTLs: correct by accident, at
 // the price of every transition of a build aborting every other.) A kept
-// watch (queue/kept_watch.go) is disarmed before its transition commits on
+// watch (queue/internal/engine/kept_watch.go) is disarmed before its transition commits on
 // it: a commit on reads made before the call, fenced by nothing. It is the
 // broken design integration.TestConcurrentOwnership and
 // TestKeptWatchNeverCommitsWhatAnotherWorkerChanged must catch, and do

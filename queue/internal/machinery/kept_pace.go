@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// Kept reads (queue/kept_reads.go) pay only when the worker's predicted next
+// Kept reads (queue/internal/engine/kept_reads.go) pay only when the worker's predicted next
 // transition comes within the keep window. A worker running units back to
 // back calls its heartbeat and its finalize within milliseconds; a worker
 // in a real suite heartbeats every third of its timeout, tens of seconds

@@ -1,4 +1,4 @@
-package queue
+package engine
 
 import (
 	"context"
@@ -10,19 +10,19 @@ import (
 )
 
 func TestBatchContext(t *testing.T) {
-	call := func(ctx context.Context) *fencedOp { return &fencedOp{ctx: ctx} }
+	call := func(ctx context.Context) *testOp { return &testOp{ctx: ctx} }
 
 	// A lone requeue runs on its caller's context.
 	type key struct{}
 	lone := context.WithValue(context.Background(), key{}, "v")
-	ctx, cancel := batchContext([]*fencedOp{call(lone)})
+	ctx, cancel := batchContext([]*testOp{call(lone)})
 	assert.Equal(t, lone, ctx)
 	cancel()
 
 	// A batch ends when every caller has given up, not before.
 	a, cancelA := context.WithCancel(lone)
 	b, cancelB := context.WithCancel(context.Background())
-	ctx, cancel = batchContext([]*fencedOp{call(a), call(b)})
+	ctx, cancel = batchContext([]*testOp{call(a), call(b)})
 	defer cancel()
 	assert.Equal(t, "v", ctx.Value(key{}), "the first call's values")
 	_, has := ctx.Deadline()
@@ -46,14 +46,17 @@ func TestBatchContext(t *testing.T) {
 	defer c1()
 	later, c2 := context.WithTimeout(context.Background(), time.Hour)
 	defer c2()
-	ctx, cancel = batchContext([]*fencedOp{call(soon), call(later)})
+	ctx, cancel = batchContext([]*testOp{call(soon), call(later)})
 	d, has := ctx.Deadline()
 	want, _ := later.Deadline()
 	assert.True(t, has)
 	assert.Equal(t, want, d)
 	cancel()
-	ctx, cancel = batchContext([]*fencedOp{call(soon), call(context.Background())})
+	ctx, cancel = batchContext([]*testOp{call(soon), call(context.Background())})
 	_, has = ctx.Deadline()
 	assert.False(t, has)
 	cancel()
 }
+
+// testOp is an op of the tests' domain (see fake_domain_test.go).
+type testOp = Op[string, testTrip]

@@ -1,4 +1,4 @@
-package queue
+package engine
 
 import (
 	"time"
@@ -15,8 +15,7 @@ import (
 // batch's guards, to the next batch's leader, with the replies of its reads.
 // That batch then needs one round trip of its own, its commit, and may in
 // turn carry the one after it. Under load, when every lane is busy and
-// transitions queue, a batch costs one round trip instead of two: one write
-// and one read of the socket less for both client and server.
+// transitions queue, a batch costs one round trip instead of two.
 //
 // Nothing about correctness changes: the next batch's WATCH and reads run
 // after the EXEC before them, on the connection they would otherwise have
@@ -29,15 +28,16 @@ import (
 // connection. When the connection fails on the way, the next batch has
 // lost nothing but its reads, and starts over.
 
-// prefetch is a batch's first round trip, sent behind another batch's EXEC.
-type prefetch struct {
-	batch []*fencedOp
-	trip  batchTrip
+// prefetch is a batch's first round trip, made before its commit: behind
+// another batch's EXEC, or kept for its worker.
+type prefetch[S, T any] struct {
+	batch []*Op[S, T]
+	trip  T
 	// the connection it went on, handed over with the replies when they
 	// all arrived; its replies nil: lost, start over.
-	on txn.Held[rueidis.DedicatedClient]
+	on txn.Held[Conn]
 	// kept: read before its transition was called (see kept_reads.go), so
-	// it may back a commit but never a refusal.
+	// it may back a commit but never a refusal (onKept).
 	kept bool
 	// arrived: the clock's mono time when its replies arrived. A TIME
 	// among them is as old as that, however long it waits to be used
@@ -46,7 +46,7 @@ type prefetch struct {
 }
 
 // arrivedAt is when p's replies arrived; zero when p is nil.
-func (p *prefetch) arrivedAt() time.Duration {
+func (p *prefetch[S, T]) arrivedAt() time.Duration {
 	if p == nil {
 		return 0
 	}
@@ -54,7 +54,7 @@ func (p *prefetch) arrivedAt() time.Duration {
 }
 
 // held is the connection p holds, for the runner; nil when p is.
-func (p *prefetch) held() *txn.Held[rueidis.DedicatedClient] {
+func (p *prefetch[S, T]) held() *txn.Held[Conn] {
 	if p == nil {
 		return nil
 	}
@@ -62,44 +62,43 @@ func (p *prefetch) held() *txn.Held[rueidis.DedicatedClient] {
 }
 
 // drop gives back, disarmed, a connection p holds that will not be used.
-func (p *prefetch) drop() { p.held().Drop() }
+func (p *prefetch[S, T]) drop() { p.held().Drop() }
 
 // tripOr is the shape of the first round trip p made for ops, or, p nil,
 // of the one they are to make.
-func (p *prefetch) tripOr(e *engine, ops []*fencedOp) batchTrip {
+func (p *prefetch[S, T]) tripOr(e *Engine[S, T], ops []*Op[S, T]) T {
 	if p != nil {
 		return p.trip
 	}
-	return e.planTrip(ops)
+	return e.domain.Trip(ops)
 }
 
 // chained carries, behind a commit's EXEC, the first round trip of the
 // next batch the scheduler opens for it (sched.Scheduler.Follow), and
 // hands that batch's leader the connection with the replies.
-type chained struct {
-	e *engine
-	q *batcher
-	p *prefetch // carried behind the commit being sent; nil: none
+type chained[S, T any] struct {
+	e *Engine[S, T]
+	p *prefetch[S, T] // carried behind the commit being sent; nil: none
 	// room for the list of what the commit carries (see keptReads.arm),
 	// so that it costs no allocation of its own.
-	room [2]txn.Behind[rueidis.DedicatedClient]
+	room [2]Behind
 }
 
-func (k *chained) Carry(c rueidis.DedicatedClient) rueidis.Commands {
+func (k *chained[S, T]) Carry(c Conn) rueidis.Commands {
 	k.p = nil
-	batch := k.q.s.Follow()
+	batch := k.e.batches.Follow()
 	if batch == nil {
 		return nil
 	}
-	k.p = &prefetch{batch: batch, trip: k.e.planTrip(batch)}
-	return k.e.appendTripCommands(nil, c, batch, k.p.trip)
+	k.p = &prefetch[S, T]{batch: batch, trip: k.e.domain.Trip(batch)}
+	return k.e.domain.AppendTrip(nil, c, batch, k.p.trip)
 }
 
-func (k *chained) Arrived(c rueidis.DedicatedClient, release func(), res []rueidis.RedisResult, _ error) bool {
+func (k *chained[S, T]) Arrived(c Conn, release func(), res []rueidis.RedisResult, _ error) bool {
 	p := k.p
 	k.p = nil
-	p.arrived = k.e.clock.Mono()
+	p.arrived = k.e.Clock.Mono()
 	holds := p.on.Arrived(c, release, res)
-	p.batch[0].wake <- wakeup{batch: p.batch, from: p}
+	p.batch[0].wake <- wakeup[S, T]{batch: p.batch, from: p}
 	return holds
 }

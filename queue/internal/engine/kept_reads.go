@@ -81,7 +81,7 @@ func (k *keptReads[S, T]) arm(e *Engine[S, T], batch []*Op[S, T], chain *chained
 	keeps := len(batch) == 1 && !op.Claim.Tail && k.pace.Keeps(op.Claim.Worker, op.Mode)
 	k.mu.Unlock()
 	if !keeps {
-		return append(chain.room[:0], chain), func() {}
+		return append(chain.room[:0], chain), nothing
 	}
 	ahead := &keptAhead[S, T]{e: e, subject: op.Subject, claim: op.Claim, mode: e.domain.NextMode(op.Mode), chain: chain}
 	keep := func() {

@@ -86,6 +86,3 @@ func (e *Engine[S, T]) goInline() {
 
 // Inline tells whether e is the inline engine.
 func (e *Engine[S, T]) Inline() bool { return e.inline }
-
-// Client is the client e runs on, for what runs outside a transaction.
-func (e *Engine[S, T]) Client() rueidis.Client { return e.client }

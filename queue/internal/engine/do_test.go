@@ -22,6 +22,8 @@ type fakeServer struct {
 	mu     sync.Mutex
 	values map[string]string
 	sent   [][]string
+	// hold, when set, is called with each command before it is answered.
+	hold func(args []string)
 }
 
 func (s *fakeServer) conn(ctrl *gomock.Controller) *mock.DedicatedClient {
@@ -36,6 +38,11 @@ func (s *fakeServer) conn(ctrl *gomock.Controller) *mock.DedicatedClient {
 }
 
 func (s *fakeServer) reply(cmds []rueidis.Completed) []rueidis.RedisResult {
+	if s.hold != nil {
+		for _, cmd := range cmds {
+			s.hold(cmd.Commands())
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	res := make([]rueidis.RedisResult, len(cmds))
@@ -71,20 +78,26 @@ func (s *fakeServer) reply(cmds []rueidis.Completed) []rueidis.RedisResult {
 }
 
 // committed is the SETs the server got inside a MULTI.
-func (s *fakeServer) committed() []string {
+func (s *fakeServer) committed() []string { return slices.Concat(s.transactions()...) }
+
+// transactions are the SETs of each MULTI the server got.
+func (s *fakeServer) transactions() [][]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []string
-	in := false
+	var out [][]string
+	var in []string
 	for _, args := range s.sent {
 		switch args[0] {
 		case "MULTI":
-			in = true
+			in = []string{}
 		case "EXEC":
-			in = false
+			if len(in) > 0 {
+				out = append(out, in)
+			}
+			in = nil
 		case "SET":
-			if in {
-				out = append(out, args[1]+"="+args[2])
+			if in != nil {
+				in = append(in, args[1]+"="+args[2])
 			}
 		}
 	}
@@ -110,7 +123,7 @@ func refuseValue(v string) func(*testOp, rueidis.RedisResult) error {
 }
 
 func newOp(mode, worker, subject string) *testOp {
-	return &testOp{Mode: mode, Subject: subject, Claim: sched.Claims{Worker: worker, Unit: subject}}
+	return &testOp{Mode: mode, Subject: subject, Claim: sched.Claims{Worker: worker, Unit: subject, Stream: "s", Entry: subject}}
 }
 
 // A lone op commits what it decided, in a MULTI of its own.

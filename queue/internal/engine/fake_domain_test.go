@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -20,6 +21,8 @@ var errRefused = errors.New("refused")
 // read GET of their subject, and decide by refuse.
 type testDomain struct {
 	refuse  func(op *testOp, reply rueidis.RedisResult) error
+	carried Behind // what every commit carries; nil: nothing
+	mu      sync.Mutex
 	arrived []time.Duration // what each Decide was told
 }
 
@@ -36,7 +39,9 @@ func (d *testDomain) AppendTrip(cmds rueidis.Commands, c Conn, ops []*testOp, tr
 func (d *testDomain) SameTrip(kept, own testTrip) bool { return kept == own }
 
 func (d *testDomain) Decide(_ context.Context, c Conn, t *Txn, ops []*testOp, _ testTrip, res []rueidis.RedisResult, arrived time.Duration) (rueidis.Commands, error) {
+	d.mu.Lock()
 	d.arrived = append(d.arrived, arrived)
+	d.mu.Unlock()
 	if err := res[0].Error(); err != nil {
 		return nil, err
 	}
@@ -57,7 +62,7 @@ func (d *testDomain) WorkerGuard(worker string) string { return "guard:" + worke
 
 func (d *testDomain) Renew(_ Conn, writes rueidis.Commands) rueidis.Commands { return writes }
 
-func (d *testDomain) Carried([]*testOp) Behind { return nil }
+func (d *testDomain) Carried([]*testOp) Behind { return d.carried }
 
 func (d *testDomain) NextMode(mode string) string {
 	if mode == "first" {

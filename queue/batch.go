@@ -105,37 +105,3 @@ func (e *core) Decide(ctx context.Context, c rueidis.DedicatedClient, t *engine.
 // writesPerOp is room for the writes of one fenced transition, the
 // build's TTL renewal included: a requeue's, the longest, fit.
 const writesPerOp = 16
-
-// WorkerGuard is worker's guard key (engine.Domain).
-func (e *core) WorkerGuard(worker string) string { return e.schema.workerGuard(worker) }
-
-// Renew appends the build's TTL renewal to writes (engine.Domain).
-func (e *core) Renew(c rueidis.DedicatedClient, writes rueidis.Commands) rueidis.Commands {
-	return e.schema.renew(c, writes)
-}
-
-// NextMode is the transition a worker likely calls after mode on the same
-// reservation, whose reads are worth keeping for it (engine.Domain); ""
-// when none is.
-func (e *core) NextMode(mode string) string {
-	switch mode {
-	case ModeDeliveryAccounting:
-		return ModeHeartbeat
-	case ModeHeartbeat:
-		return ModeFinalize
-	}
-	return ""
-}
-
-// Settles tells the transitions after which a worker no longer holds the
-// reservation (engine.Domain).
-func (e *core) Settles(mode string) bool { return isSettlement(mode) }
-
-// KeepAfter (engine.Domain): a settlement refused STALE is followed by
-// the stale_rejected event its worker appends.
-func (e *core) KeepAfter(err error) string {
-	if isStale(err) {
-		return modePrebuilt
-	}
-	return ""
-}

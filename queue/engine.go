@@ -75,7 +75,7 @@ func newCore(client rueidis.Client, sc *schema, o Options, m *instruments) *core
 		Client: client, Inline: o.Engine == EngineInline, Meter: (*meter.Instruments)(m), WatchDropped: e.watchDropped,
 		Policy: txn.Policy{MaxAttempts: o.MaxAttempts, BackoffFloor: o.BackoffFloor, BackoffCeil: o.BackoffCeil,
 			ClusterWait: o.ClusterWait, ResolveWait: o.ResolveWait},
-		GuardTTL: o.TTL, ResolveWait: o.ResolveWait})
+		GuardTTL: o.TTL})
 	e.entries.off = e.eng.Inline() // every entry ranged (entry_units.go)
 	return e
 }

@@ -59,7 +59,7 @@ func onKept[S, T any](kept bool, ops []*Op[S, T], writes rueidis.Commands, err e
 	for _, op := range ops {
 		op.Err = nil
 	}
-	return nil, ErrRetry
+	return nil, txn.ErrRetry
 }
 
 // keepRefused is the Final of a batch's commit (see txn.Link): a lone

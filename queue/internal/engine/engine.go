@@ -33,9 +33,9 @@ type Config struct {
 	// WatchDropped tells what err, a connection lost before a commit was
 	// sent, means (a proxy that hangs up on WATCH); nil: err itself.
 	WatchDropped func(ctx context.Context, err error) error
-	// GuardTTL and ResolveWait size the memory of the worker guards
-	// (machinery.GuardMemo).
-	GuardTTL, ResolveWait time.Duration
+	// GuardTTL is the worker guards' TTL; with Policy.ResolveWait it sizes
+	// their memory (machinery.GuardMemo).
+	GuardTTL time.Duration
 }
 
 // Engine runs a Build's transitions on Redis. S is the subject of a fenced
@@ -64,7 +64,7 @@ type Engine[S, T any] struct {
 func New[S, T any](d Domain[S, T], c Config) *Engine[S, T] {
 	e := &Engine[S, T]{client: c.Client, domain: d, meter: c.Meter, watchDropped: c.WatchDropped,
 		batches:      sched.New[*Op[S, T]](sched.Limits{MaxBatch: maxBatch, MaxLanes: MaxLanes}),
-		workerGuards: machinery.NewGuardMemo(c.GuardTTL, c.ResolveWait), Clock: machinery.NewClock(machinery.MonotonicNow),
+		workerGuards: machinery.NewGuardMemo(c.GuardTTL, c.Policy.ResolveWait), Clock: machinery.NewClock(machinery.MonotonicNow),
 		Consumers: &machinery.ConsumerPolicy{}}
 	e.runner = txn.Runner[Conn, machinery.GuardRecord]{Env: env[S, T]{e}, Policy: c.Policy}
 	if c.Inline {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/hopper-queue/hopper/queue/internal/machinery"
 	"github.com/hopper-queue/hopper/queue/internal/sched"
+	"github.com/hopper-queue/hopper/queue/internal/txn"
 	"github.com/redis/rueidis"
 	"github.com/redis/rueidis/mock"
 	"github.com/stretchr/testify/assert"
@@ -37,7 +38,7 @@ func TestRefusalsNeverStandOnKeptReads(t *testing.T) {
 	writes := rueidis.Commands{}
 	a, b := &testOp{}, &testOp{Err: errRefused}
 	got, err := onKept(true, []*testOp{a, b}, writes, nil)
-	assert.ErrorIs(t, err, ErrRetry)
+	assert.ErrorIs(t, err, txn.ErrRetry)
 	assert.Nil(t, got)
 	assert.NoError(t, b.Err, "a refusal decided on kept reads is left to no op")
 
@@ -48,7 +49,7 @@ func TestRefusalsNeverStandOnKeptReads(t *testing.T) {
 	assert.ErrorIs(t, b.Err, errRefused, "on fresh reads a refusal stands")
 
 	_, err = onKept[string, testTrip](true, nil, nil, errRefused)
-	assert.ErrorIs(t, err, ErrRetry, "a failed decision on kept reads starts over")
+	assert.ErrorIs(t, err, txn.ErrRetry, "a failed decision on kept reads starts over")
 	got, err = onKept[string, testTrip](true, []*testOp{a}, writes, nil)
 	assert.NoError(t, err, "kept reads back a commit")
 	assert.NotNil(t, got)

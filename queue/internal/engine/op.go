@@ -25,9 +25,6 @@ type Attempt = txn.Attempt[Conn, machinery.GuardRecord]
 // Behind is what a commit carries behind its EXEC (see txn.Behind).
 type Behind = txn.Behind[Conn]
 
-// ErrRetry marks an attempt that should simply start over.
-var ErrRetry = txn.ErrRetry
-
 // Op is one fenced transition of subject S (the reservation it acts on)
 // waiting for, or taken into, a batch. T is the Domain's shape of a
 // batch's first round trip.
